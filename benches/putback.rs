@@ -1,0 +1,2 @@
+//! Put-back search benchmark (filled in with the rules engine).
+fn main() {}

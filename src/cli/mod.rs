@@ -1,0 +1,98 @@
+//! The command line (clap): one file per subcommand, each turning raw arguments into
+//! calls on the library. The only place that uses `anyhow`: every error is reported
+//! once, here, as one line on stderr with exit code 1.
+
+mod analyse;
+mod calibrate;
+mod eval;
+mod replay;
+mod score;
+mod simulate;
+
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// fishtrack: watches a table of Fish (Рыбы) through a camera and scores the match.
+#[derive(Debug, Parser)]
+#[command(name = "fishtrack", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Calibrate the camera (chessboard) or the table plane (table corners).
+    #[command(subcommand)]
+    Calibrate(calibrate::CalibrateCommand),
+    /// Detect, track and score a recorded match; writes record.json.
+    Analyse(analyse::AnalyseArgs),
+    /// Re-run the rules on a record.json and print the score table, shot by shot.
+    Score(score::ScoreArgs),
+    /// Measure a record's accuracy against the simulator's truth.json.
+    Eval(eval::EvalArgs),
+    /// Simulate a scenario: physics, rendered video and ground truth.
+    Simulate(simulate::SimulateArgs),
+    /// Annotated video, shot diagrams and an HTML report from a record.
+    Replay(replay::ReplayArgs),
+}
+
+/// Parses the arguments, runs the command, and maps the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            // One line: the context chain joined by ": ".
+            eprintln!("fishtrack: error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Calibrate(c) => calibrate::run(c),
+        Command::Analyse(a) => analyse::run(a),
+        Command::Score(a) => score::run(a),
+        Command::Eval(a) => eval::run(a),
+        Command::Simulate(a) => simulate::run(a),
+        Command::Replay(a) => replay::run(a),
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The folder of the crate's bundled defaults (`calibration/`, `samples/`): next to the
+/// current directory when run from a checkout, else next to the source tree it was built from.
+pub fn bundled_dir(name: &str) -> PathBuf {
+    let here = Path::new(name);
+    if here.exists() {
+        return here.to_path_buf();
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal.
+pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(len),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{msg:>12} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(what.to_string());
+    bar
+}

@@ -1,0 +1,47 @@
+//! fishtrack — an automatic scorer and replay tool for the table game Fish (Рыбы).
+//!
+//! A camera watches a real table; fishtrack calibrates it, detects and tracks every
+//! fish and coin in table millimetres, cuts the video into shots, decides what fell
+//! off, and scores the match by the rules in `RULES.md` (R1–R11).
+//!
+//! # Conventions
+//! - **Table frame**: millimetres, origin at table corner 0, +x from corner 0 to
+//!   corner 1, +y from corner 0 toward the last corner, +z up; corners are listed
+//!   counter-clockwise seen from above.
+//! - **Fish frame**: origin at the centre of the hole, +x from the hole toward the
+//!   far end of the tag. A fish pose is `{x, y, theta}` (hole centre, radians CCW
+//!   from table +x); a coin pose is `{x, y}`.
+//! - **Image**: pixels, origin top-left (OpenCV). Distortion `[k1, k2, p1, p2, k3]`.
+//! - **Time**: [`model::FrameIdx`] counts frames from 0; seconds are `frame / fps`.
+//! - **Ids**: `fish:K`, `coin:K`, K = owner's index in move order.
+//!
+//! # Layers (data flows down only)
+//! | module | owns | may use |
+//! |---|---|---|
+//! | `model` | ids, poses, frame indices | — |
+//! | `config` | items.json, game.json, JSON loading | model, geometry |
+//! | `geometry` | table polygon, footprints, overlaps, kiddo index | model, config |
+//! | `rules` | the rules engine R2–R11 (pure) | model, config, geometry, record |
+//! | `record` | record.json, state.json | model, config |
+//! | `track` | identities frame to frame from detections (pure) | model, config, geometry |
+//! | `shots` | shot cutting and judgement: flick, rest, lost items (pure) | model, config, geometry, track, record |
+//! | `calibration` | camera.json, table.json, pixel ↔ mm (pure) | model, geometry |
+//! | `vision` | OpenCV: capture, calibration solvers, rectification, detection | the above |
+//! | `sim` | the simulator: physics, scenarios, rendering, truth | the above |
+//! | `replay` | diagrams, annotated video, HTML report | the above |
+//! | `cli` | the command line (anyhow) | everything |
+
+pub mod calibration;
+pub mod config;
+pub mod geometry;
+pub mod model;
+pub mod record;
+pub mod replay;
+pub mod rules;
+pub mod shots;
+pub mod sim;
+pub mod track;
+#[cfg(feature = "opencv")]
+pub mod vision;
+
+pub mod cli;

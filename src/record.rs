@@ -1,0 +1,229 @@
+//! `record.json` (DESIGN.md): what `analyse` writes and `score`, `replay` and
+//! `report` read — one entry per shot with its observations (poses, tracks, lost
+//! items, coins in holes, stacking) and its judgement (score, put-backs,
+//! violations). Also `state.json`, the opening state of a clip. Uses: model, config.
+
+use crate::config::{ConfigError, FinePolicy, Game};
+use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The format version this build writes and reads.
+pub const RECORD_VERSION: u32 = 1;
+
+/// The video a record was made from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct VideoInfo {
+    pub path: String,
+    pub fps: f64,
+    pub frames: u64,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// An item that left the table during a shot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LostItem {
+    pub item: ItemId,
+    /// The frame in which it left the table.
+    pub frame: FrameIdx,
+    /// Where it crossed the table edge (table mm).
+    pub exit: Pose,
+}
+
+/// One stacking relation: `top` lies (partly) on `under`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stacking {
+    pub top: ItemId,
+    pub under: ItemId,
+}
+
+/// Where a lost item must be (or was) put back, and by which rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PutBack {
+    pub item: ItemId,
+    /// For a fish, the legal pose the rules engine computed; for a coin, the hole
+    /// centre it goes to. Absent when no legal pose exists (then `rule` says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pose: Option<Pose>,
+    /// The rule that decided it: `R6a`, `R6b`, `R6c`, `R8a` … .
+    pub rule: String,
+    /// For coins: `possible`, `optional` or `impossible` (R8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    /// Free text: why.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
+/// A camera-visible violation (R11).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Violation {
+    /// R11 code: `1.1`, `2.1`, `2.2`, `2.3`, `3`, `4.2`, `5`.
+    pub code: String,
+    pub player: PlayerIdx,
+    pub frame: FrameIdx,
+    pub evidence: String,
+    /// The fine applied under the set-up's fine policy (0 or −1).
+    #[serde(default)]
+    pub fine: i32,
+}
+
+/// What happened between the previous shot's rest and this shot's flick: the
+/// observed put-backs and anything else that moved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Interlude {
+    /// Items that appeared on the table (put back), in the order they appeared,
+    /// with the frame and the pose where they came to rest.
+    #[serde(default)]
+    pub placed: Vec<PlacedItem>,
+    /// Items already on the table that moved during the interlude (mm moved).
+    #[serde(default)]
+    pub disturbed: Vec<DisturbedItem>,
+    /// The frame at which every duty was done and the table was ready (R11 code 5 timing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_frame: Option<FrameIdx>,
+}
+
+/// An item put back on the table between shots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacedItem {
+    pub item: ItemId,
+    pub frame: FrameIdx,
+    pub pose: Pose,
+}
+
+/// An item on the table that moved while no move was in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DisturbedItem {
+    pub item: ItemId,
+    pub frame: FrameIdx,
+    pub distance_mm: f64,
+}
+
+/// A track row: `[frame, x, y]` for coins, `[frame, x, y, theta]` for fish.
+pub type TrackRow = Vec<f64>;
+
+/// One shot: observations and judgement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Shot {
+    pub index: usize,
+    /// Whose move it was (the mover by turn order).
+    pub player: PlayerIdx,
+    pub flick_frame: FrameIdx,
+    pub rest_frame: FrameIdx,
+    /// The item seen to move first (R11 1.1 / 3 evidence); absent if unseen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_moved: Option<ItemId>,
+    /// Poses of every item on the table at the flick.
+    pub start: BTreeMap<ItemId, Pose>,
+    /// Rest poses of every item still on the table.
+    pub end: BTreeMap<ItemId, Pose>,
+    #[serde(default)]
+    pub tracks: BTreeMap<ItemId, Vec<TrackRow>>,
+    #[serde(default)]
+    pub lost: Vec<LostItem>,
+    #[serde(default)]
+    pub coins_in_holes: BTreeMap<ItemId, ItemId>,
+    #[serde(default)]
+    pub stacking: Vec<Stacking>,
+    /// Points each player got for this shot (R5, R7 fines, R11 fines and annulment).
+    #[serde(default)]
+    pub score: Vec<i32>,
+    #[serde(default)]
+    pub put_back: Vec<PutBack>,
+    #[serde(default)]
+    pub violations: Vec<Violation>,
+    /// What happened before this shot's flick since the previous rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Interlude>,
+    /// Items whose identity or fate the tracker is unsure of, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// `record.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub version: u32,
+    #[serde(default)]
+    pub video: VideoInfo,
+    pub players: Vec<String>,
+    pub shots: Vec<Shot>,
+    /// Totals after the last shot.
+    #[serde(default)]
+    pub scores: Vec<i32>,
+    /// The set-up the record was made under (an extension of DESIGN.md): lets `score`
+    /// re-run the rules without guessing the items, the table or the fine policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game: Option<Game>,
+    /// The table polygon (mm), counter-clockwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_mm: Option<Vec<[f64; 2]>>,
+}
+
+impl Record {
+    pub fn load(path: &Path) -> Result<Record, ConfigError> {
+        let record: Record = crate::config::load_json(path)?;
+        if record.version != RECORD_VERSION {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                message: format!(
+                    "record version {} is not supported (this build reads version {RECORD_VERSION})",
+                    record.version
+                ),
+            });
+        }
+        Ok(record)
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), ConfigError> {
+        crate::config::save_json(self, path)
+    }
+
+    /// The fine policy recorded with the game, or none.
+    pub fn fine_policy(&self) -> FinePolicy {
+        self.game.as_ref().map(|g| g.fine_policy).unwrap_or_default()
+    }
+}
+
+/// `state.json`: where a clip starts mid-match. Only `poses` is required.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StartState {
+    pub poses: BTreeMap<ItemId, Pose>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_player: Option<PlayerIdx>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<Vec<i32>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn design_example_parses() {
+        let text = r#"{ "version": 1,
+          "video": { "path": "m.avi", "fps": 30.0, "frames": 300, "width": 1280, "height": 720 },
+          "players": ["Anna", "Boris"],
+          "shots": [ {
+              "index": 0, "player": 0, "flick_frame": 31, "rest_frame": 140,
+              "start": { "fish:0": {"x": 0, "y": 0, "theta": 0}, "coin:0": {"x": 0, "y": 0} },
+              "end":   { "fish:0": {"x": 5, "y": 0, "theta": 0} },
+              "tracks": { "fish:0": [[31, 100.0, 50.0, 0.1]], "coin:1": [[31, 200.0, 80.0]] },
+              "lost": [ { "item": "coin:1", "frame": 77, "exit": {"x": 1000.0, "y": 312.5} } ],
+              "coins_in_holes": { "coin:0": "fish:0" },
+              "stacking": [ { "top": "fish:0", "under": "coin:1" } ],
+              "score": [1, 0],
+              "put_back": [ { "item": "fish:1", "pose": {"x": 0, "y": 0, "theta": 0}, "rule": "R6b" } ],
+              "violations": [ { "code": "3", "player": 1, "frame": 29, "evidence": "..." } ]
+          } ],
+          "scores": [1, 0] }"#;
+        let r: Record = crate::config::parse_json(text, Path::new("r.json")).unwrap();
+        assert_eq!(r.shots[0].lost[0].item, ItemId::coin(1));
+        assert_eq!(r.shots[0].coins_in_holes[&ItemId::coin(0)], ItemId::fish(0));
+        assert_eq!(r.shots[0].start[&ItemId::fish(0)].theta, Some(0.0));
+        assert_eq!(r.shots[0].start[&ItemId::coin(0)].theta, None);
+    }
+}

@@ -1,0 +1,1 @@
+//! Replay: diagrams, annotated video, HTML report.

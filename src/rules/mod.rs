@@ -1,0 +1,1 @@
+//! The rules engine (R2–R11), pure.

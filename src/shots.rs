@@ -1,0 +1,1 @@
+//! Shot segmentation and judgement (pure).

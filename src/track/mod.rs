@@ -1,0 +1,1 @@
+//! Tracking (pure): identities through blur, collisions and hands.

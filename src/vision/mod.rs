@@ -1,0 +1,19 @@
+//! Everything that touches pixels through OpenCV — the only module tree with
+//! `use opencv`, compiled with the default `opencv` feature. Uses: model, config,
+//! geometry, calibration, record (never the other way round).
+//!
+//! | file | owns |
+//! |---|---|
+//! | `capture` | reading frames from videos, image folders, globs |
+//! | `calibrate` | chessboard and table-corner calibration solvers |
+//! | `rectify` | undistortion and the top-down table view (one `remap`) |
+//! | `render` | the simulator's camera renderer and video writer |
+//! | `annotate` | the replay's annotated video |
+//! | `detect` | fish and coin detection in table mm |
+
+pub mod annotate;
+pub mod calibrate;
+pub mod capture;
+pub mod detect;
+pub mod rectify;
+pub mod render;

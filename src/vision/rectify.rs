@@ -1,0 +1,1 @@
+//! (placeholder, see vision/mod.rs)
