@@ -23,6 +23,7 @@
 //! | `geometry` | table polygon, footprints, overlaps, kiddo index | model, config |
 //! | `rules` | the rules engine R2–R11 (pure) | model, config, geometry, record |
 //! | `record` | record.json, state.json | model, config |
+//! | `detect` | fish and coin detection in a top-down view, table mm (pure) | model, config, geometry |
 //! | `track` | identities frame to frame from detections (pure) | model, config, geometry |
 //! | `shots` | shot cutting and judgement: flick, rest, lost items (pure) | model, config, geometry, track, record |
 //! | `calibration` | camera.json, table.json, pixel ↔ mm (pure) | model, geometry |
@@ -33,6 +34,7 @@
 
 pub mod calibration;
 pub mod config;
+pub mod detect;
 pub mod geometry;
 pub mod model;
 pub mod record;

@@ -1,0 +1,851 @@
+//! Detection of fish and coins in a top-down view of the table (a rectified frame),
+//! in table millimetres. Pure Rust on an RGB buffer: the rectification that makes
+//! the view (one OpenCV `remap`) lives in `vision::rectify`; this module never sees
+//! the camera, so any lens or camera pose works once the view is rectified.
+//!
+//! - **Fish**: each player's colour is separated from the table's own colour in a
+//!   brightness-free chromaticity plane; a pixel's *coverage* is how far its chroma
+//!   lies from the table's toward the player's (anti-aliased edges count partly),
+//!   and the pose comes from the coverage-weighted moments matched to the moments
+//!   of the known outline (`items.json`, any shape), then refined by maximising the
+//!   agreement between the placed footprint and the coverage.
+//! - **Coins**: a gradient Hough transform for the known coin radius, peaks refined
+//!   by a least-squares circle fit to the edge pixels around them.
+//!
+//! Uses: model, config, geometry.
+
+use crate::config::Items;
+use crate::geometry::{FishFootprint, Point, Table, Vector};
+use crate::model::{PlayerIdx, Pose};
+use nalgebra::Rotation2;
+
+/// How a top-down image maps to the table: pixel (u, v) (its centre) shows the table
+/// point `origin_mm + (u, v) * mm_per_px`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TopGrid {
+    pub width: usize,
+    pub height: usize,
+    pub mm_per_px: f64,
+    pub origin_mm: Point,
+}
+
+impl TopGrid {
+    /// A grid covering the table's bounds plus `margin_mm` on every side.
+    pub fn covering(table: &Table, mm_per_px: f64, margin_mm: f64) -> TopGrid {
+        let (lo, hi) = table.bounds();
+        let origin_mm = Point::new(lo.x - margin_mm, lo.y - margin_mm);
+        let width = ((hi.x - lo.x + 2.0 * margin_mm) / mm_per_px).ceil() as usize + 1;
+        let height = ((hi.y - lo.y + 2.0 * margin_mm) / mm_per_px).ceil() as usize + 1;
+        TopGrid {
+            width,
+            height,
+            mm_per_px,
+            origin_mm,
+        }
+    }
+
+    pub fn table_from_px(&self, u: f64, v: f64) -> Point {
+        self.origin_mm + Vector::new(u, v) * self.mm_per_px
+    }
+
+    pub fn px_from_table(&self, p: Point) -> (f64, f64) {
+        let d = (p - self.origin_mm) / self.mm_per_px;
+        (d.x, d.y)
+    }
+}
+
+/// A top-down RGB image (row-major, 3 bytes a pixel) with its grid.
+#[derive(Debug, Clone, Copy)]
+pub struct TopView<'a> {
+    pub grid: TopGrid,
+    pub rgb: &'a [u8],
+}
+
+/// A fish found in one frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FishSighting {
+    /// Whose colour it shows.
+    pub player: PlayerIdx,
+    pub pose: Pose,
+    /// Seen tag area over the expected area (1 = wholly visible).
+    pub visible_fraction: f64,
+    /// Agreement of the placed footprint with the colour coverage, 0..1.
+    pub fit: f64,
+}
+
+/// A coin found in one frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoinSighting {
+    pub pt_in_table: Point,
+    pub radius_mm: f64,
+    /// Fraction of the rim seen as an edge, 0..1.
+    pub rim_seen: f64,
+}
+
+/// Everything found in one top-down frame.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Sightings {
+    pub fish: Vec<FishSighting>,
+    pub coins: Vec<CoinSighting>,
+}
+
+/// Tunables, in physical units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetectorConfig {
+    /// A pixel belongs to a player's colour when its chroma is at most this far
+    /// (in r/(r+g+b), g/(r+g+b) units) from the line between table and player chroma.
+    pub chroma_off_line: f64,
+    /// Smallest seen fraction of a tag to report it.
+    pub min_visible_fraction: f64,
+    /// Smallest fraction of a coin's rim that must be seen.
+    pub min_rim_seen: f64,
+}
+
+impl Default for DetectorConfig {
+    fn default() -> Self {
+        DetectorConfig {
+            chroma_off_line: 0.06,
+            min_visible_fraction: 0.25,
+            min_rim_seen: 0.45,
+        }
+    }
+}
+
+/// Moments of the tag material in the fish frame.
+#[derive(Debug, Clone)]
+struct Template {
+    area: f64,
+    centroid: Vector,
+    /// Angle of the major axis in the fish frame.
+    axis: f64,
+    /// Major/minor second moment ratio: near 1, the axis says nothing.
+    elongation: f64,
+    /// Sample points on the material and in the hole (fish frame), for agreement.
+    material: Vec<Vector>,
+    hole: Vec<Vector>,
+}
+
+impl Template {
+    fn new(footprint: &FishFootprint) -> Template {
+        let step = 0.25;
+        let r = footprint.reach();
+        let placed = footprint.placed(&Pose::fish(0.0, 0.0, 0.0));
+        let mut pts = Vec::new();
+        let mut hole = Vec::new();
+        let n = (r / step).ceil() as i64;
+        for i in -n..=n {
+            for j in -n..=n {
+                let p = Point::new(i as f64 * step, j as f64 * step);
+                if placed.covers(p) {
+                    pts.push(p.coords);
+                } else if p.coords.norm() < footprint.hole_radius() - 1.5
+                    && i % 4 == 0
+                    && j % 4 == 0
+                {
+                    hole.push(p.coords);
+                }
+            }
+        }
+        let (area, centroid, cov) = moments(pts.iter().map(|p| (*p, step * step)));
+        let (axis, elongation) = axis_of(&cov);
+        // Agreement samples: a thinned set keeps refinement cheap.
+        let thin = |v: Vec<Vector>, k: usize| v.into_iter().step_by(k.max(1)).collect::<Vec<_>>();
+        let k = (pts.len() / 400).max(1);
+        Template {
+            area,
+            centroid,
+            axis,
+            elongation,
+            material: thin(pts, k),
+            hole,
+        }
+    }
+}
+
+/// Area, centroid and covariance of weighted points.
+fn moments(points: impl Iterator<Item = (Vector, f64)>) -> (f64, Vector, nalgebra::Matrix2<f64>) {
+    let mut w = 0.0;
+    let mut s = Vector::zeros();
+    let mut ss = nalgebra::Matrix2::zeros();
+    for (p, wi) in points {
+        w += wi;
+        s += p * wi;
+        ss += p * p.transpose() * wi;
+    }
+    if w <= 0.0 {
+        return (0.0, Vector::zeros(), nalgebra::Matrix2::zeros());
+    }
+    let c = s / w;
+    (w, c, ss / w - c * c.transpose())
+}
+
+/// Major-axis angle and elongation of a covariance.
+fn axis_of(cov: &nalgebra::Matrix2<f64>) -> (f64, f64) {
+    let (a, b, c) = (cov[(0, 0)], cov[(0, 1)], cov[(1, 1)]);
+    let angle = 0.5 * (2.0 * b).atan2(a - c);
+    let tr = a + c;
+    let det = a * c - b * b;
+    let disc = (tr * tr / 4.0 - det).max(0.0).sqrt();
+    let (l1, l2) = (tr / 2.0 + disc, tr / 2.0 - disc);
+    (angle, if l2 > 1e-12 { l1 / l2 } else { f64::INFINITY })
+}
+
+/// Finds fish and coins in top-down views. Owns its scratch buffers, reused frame to frame.
+pub struct Detector {
+    footprint: FishFootprint,
+    template: Template,
+    coin_radius: f64,
+    players: Vec<[f64; 2]>,
+    table: Table,
+    config: DetectorConfig,
+    chroma: Vec<[f32; 2]>,
+    coverage: Vec<f32>,
+    labels: Vec<u32>,
+    grey: Vec<f32>,
+    votes: Vec<u16>,
+}
+
+/// Chromaticity (r, g) / (r + g + b), free of brightness.
+fn chroma_of(rgb: [f64; 3]) -> [f64; 2] {
+    let s = (rgb[0] + rgb[1] + rgb[2]).max(1.0);
+    [rgb[0] / s, rgb[1] / s]
+}
+
+impl Detector {
+    pub fn new(
+        items: &Items,
+        player_rgb: &[[u8; 3]],
+        table: Table,
+        config: DetectorConfig,
+    ) -> Self {
+        let footprint = FishFootprint::new(items);
+        let template = Template::new(&footprint);
+        Detector {
+            template,
+            footprint,
+            coin_radius: items.coin.radius,
+            players: player_rgb
+                .iter()
+                .map(|c| chroma_of([c[0] as f64, c[1] as f64, c[2] as f64]))
+                .collect(),
+            table,
+            config,
+            chroma: Vec::new(),
+            coverage: Vec::new(),
+            labels: Vec::new(),
+            grey: Vec::new(),
+            votes: Vec::new(),
+        }
+    }
+
+    pub fn footprint(&self) -> &FishFootprint {
+        &self.footprint
+    }
+
+    /// Detects everything in one top-down frame.
+    pub fn detect(&mut self, view: &TopView) -> Sightings {
+        let g = view.grid;
+        let n = g.width * g.height;
+        if view.rgb.len() < n * 3 || n == 0 {
+            return Sightings::default();
+        }
+        self.chroma.resize(n, [0.0; 2]);
+        self.grey.resize(n, 0.0);
+        for i in 0..n {
+            let p = &view.rgb[3 * i..3 * i + 3];
+            let (r, gg, b) = (p[0] as f32, p[1] as f32, p[2] as f32);
+            let s = (r + gg + b).max(1.0);
+            self.chroma[i] = [r / s, gg / s];
+            self.grey[i] = s / 3.0;
+        }
+        let table_chroma = self.table_chroma(&g);
+        let mut sightings = Sightings::default();
+        for player in 0..self.players.len() {
+            if let Some(f) = self.detect_fish(&g, player, table_chroma) {
+                sightings.fish.push(f);
+            }
+        }
+        sightings.coins = self.detect_coins(&g, &sightings.fish);
+        sightings
+    }
+
+    /// The table's own chroma: the median over a sparse sample of pixels on the table.
+    fn table_chroma(&self, g: &TopGrid) -> [f64; 2] {
+        let mut rs = Vec::new();
+        let mut gs = Vec::new();
+        let step = 5;
+        for v in (0..g.height).step_by(step) {
+            for u in (0..g.width).step_by(step) {
+                if self
+                    .table
+                    .signed_distance(g.table_from_px(u as f64, v as f64))
+                    > 5.0
+                {
+                    let c = self.chroma[v * g.width + u];
+                    rs.push(c[0]);
+                    gs.push(c[1]);
+                }
+            }
+        }
+        let median = |v: &mut Vec<f32>| {
+            if v.is_empty() {
+                return 1.0 / 3.0;
+            }
+            let mid = v.len() / 2;
+            *v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1 as f64
+        };
+        [median(&mut rs), median(&mut gs)]
+    }
+
+    fn detect_fish(&mut self, g: &TopGrid, player: usize, table: [f64; 2]) -> Option<FishSighting> {
+        let target = self.players[player];
+        let axis = [target[0] - table[0], target[1] - table[1]];
+        let len2 = axis[0] * axis[0] + axis[1] * axis[1];
+        if len2 < 1e-6 {
+            return None; // A player coloured like the table cannot be seen.
+        }
+        let len = len2.sqrt();
+        // The nearest other colour (another player's) bounds how far along we trust.
+        let n = g.width * g.height;
+        self.coverage.resize(n, 0.0);
+        let off = self.config.chroma_off_line as f32;
+        for i in 0..n {
+            let c = self.chroma[i];
+            let d = [c[0] as f64 - table[0], c[1] as f64 - table[1]];
+            let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
+            let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len;
+            let mut a = if (across as f32) < off {
+                along as f32
+            } else {
+                0.0
+            };
+            // A pixel nearer another player's colour is theirs.
+            if a > 0.3 {
+                for (k, other) in self.players.iter().enumerate() {
+                    if k != player {
+                        let dk = (c[0] as f64 - other[0]).hypot(c[1] as f64 - other[1]);
+                        let dp = (c[0] as f64 - target[0]).hypot(c[1] as f64 - target[1]);
+                        if dk < dp {
+                            a = 0.0;
+                        }
+                    }
+                }
+            }
+            // Noise near the table colour is not coverage.
+            self.coverage[i] = if a < 0.2 { 0.0 } else { a.min(1.0) };
+        }
+        // The largest blob of confident pixels, plus blobs near it (a hand can split a tag).
+        let blobs = label_blobs(&self.coverage, g.width, g.height, 0.5, &mut self.labels);
+        let px_area = g.mm_per_px * g.mm_per_px;
+        let min_px = (self.template.area * 0.05 / px_area) as usize;
+        let best = blobs
+            .iter()
+            .filter(|b| b.count >= min_px.max(4))
+            .max_by_key(|b| b.count)?;
+        let reach_px = 2.0 * self.footprint.reach() / g.mm_per_px;
+        let keep: Vec<u32> = blobs
+            .iter()
+            .filter(|b| b.count >= 4)
+            .filter(|b| {
+                let d = ((b.cx - best.cx).powi(2) + (b.cy - best.cy).powi(2)).sqrt();
+                d < reach_px
+            })
+            .map(|b| b.label)
+            .collect();
+        // Coverage-weighted moments over the kept blobs and the pixels bordering them.
+        let (u0, u1, v0, v1) = keep.iter().fold((usize::MAX, 0, usize::MAX, 0), |acc, l| {
+            let b = &blobs[(*l - 1) as usize];
+            (
+                acc.0.min(b.u0),
+                acc.1.max(b.u1),
+                acc.2.min(b.v0),
+                acc.3.max(b.v1),
+            )
+        });
+        let (u0, v0) = (u0.saturating_sub(1), v0.saturating_sub(1));
+        let (u1, v1) = ((u1 + 1).min(g.width - 1), (v1 + 1).min(g.height - 1));
+        let labels = &self.labels;
+        let coverage = &self.coverage;
+        let near_kept = |u: usize, v: usize| {
+            let mut hit = false;
+            for dv in -1i64..=1 {
+                for du in -1i64..=1 {
+                    let (uu, vv) = (u as i64 + du, v as i64 + dv);
+                    if uu >= 0 && vv >= 0 && (uu as usize) < g.width && (vv as usize) < g.height {
+                        let l = labels[vv as usize * g.width + uu as usize];
+                        hit |= l != 0 && keep.contains(&l);
+                    }
+                }
+            }
+            hit
+        };
+        let mut pts = Vec::new();
+        for v in v0..=v1 {
+            for u in u0..=u1 {
+                let w = coverage[v * g.width + u];
+                if w > 0.0 && near_kept(u, v) {
+                    pts.push((
+                        g.table_from_px(u as f64, v as f64).coords,
+                        w as f64 * px_area,
+                    ));
+                }
+            }
+        }
+        let (area, centroid, cov) = moments(pts.into_iter());
+        let visible_fraction = area / self.template.area;
+        if visible_fraction < self.config.min_visible_fraction {
+            return None;
+        }
+        let (axis_b, _) = axis_of(&cov);
+        let mut candidates = Vec::new();
+        if self.template.elongation > 1.2 && visible_fraction > 0.9 {
+            let base = axis_b - self.template.axis;
+            for flip in [0.0, std::f64::consts::PI] {
+                let theta = base + flip;
+                let c = Rotation2::new(theta) * self.template.centroid;
+                candidates.push(Pose::fish(centroid.x - c.x, centroid.y - c.y, theta));
+            }
+        } else {
+            // Round tags, or partly hidden ones: the moments' axis is unreliable; try angles.
+            for k in 0..36 {
+                let theta = k as f64 * std::f64::consts::TAU / 36.0;
+                let c = Rotation2::new(theta) * self.template.centroid;
+                candidates.push(Pose::fish(centroid.x - c.x, centroid.y - c.y, theta));
+            }
+        }
+        let mut best_pose = candidates[0];
+        let mut best_fit = f64::NEG_INFINITY;
+        for c in candidates {
+            let f = self.agreement(g, &c);
+            if f > best_fit {
+                best_fit = f;
+                best_pose = c;
+            }
+        }
+        if visible_fraction <= 0.9 || self.template.elongation <= 1.2 {
+            // Pattern search on (x, y, theta): the moments are biased when part is hidden.
+            let (pose, fit) = self.refine(g, best_pose, best_fit);
+            best_pose = pose;
+            best_fit = fit;
+        }
+        best_pose.theta = Some(wrap_angle(best_pose.angle()));
+        Some(FishSighting {
+            player,
+            pose: best_pose,
+            visible_fraction,
+            fit: best_fit.clamp(0.0, 1.0),
+        })
+    }
+
+    /// How well a placed footprint explains the coverage: mean coverage on the material
+    /// minus mean coverage in the hole.
+    fn agreement(&self, g: &TopGrid, pose: &Pose) -> f64 {
+        let rot = Rotation2::new(pose.angle());
+        let t = Vector::new(pose.x, pose.y);
+        let sample = |p: &Vector| {
+            let q = Point::from(rot * p + t);
+            let (u, v) = g.px_from_table(q);
+            bilinear(&self.coverage, g.width, g.height, u, v) as f64
+        };
+        let m: f64 = self.template.material.iter().map(sample).sum::<f64>()
+            / self.template.material.len().max(1) as f64;
+        let h: f64 = self.template.hole.iter().map(sample).sum::<f64>()
+            / self.template.hole.len().max(1) as f64;
+        m - h
+    }
+
+    fn refine(&self, g: &TopGrid, start: Pose, start_fit: f64) -> (Pose, f64) {
+        let mut pose = start;
+        let mut fit = start_fit;
+        let mut step_mm = 4.0;
+        let mut step_rad = 0.1;
+        while step_mm > 0.05 {
+            let mut improved = false;
+            for (dx, dy, dt) in [
+                (1.0, 0.0, 0.0),
+                (-1.0, 0.0, 0.0),
+                (0.0, 1.0, 0.0),
+                (0.0, -1.0, 0.0),
+                (0.0, 0.0, 1.0),
+                (0.0, 0.0, -1.0),
+            ] {
+                let cand = Pose::fish(
+                    pose.x + dx * step_mm,
+                    pose.y + dy * step_mm,
+                    pose.angle() + dt * step_rad,
+                );
+                let f = self.agreement(g, &cand);
+                if f > fit + 1e-9 {
+                    fit = f;
+                    pose = cand;
+                    improved = true;
+                }
+            }
+            if !improved {
+                step_mm /= 2.0;
+                step_rad /= 2.0;
+            }
+        }
+        (pose, fit)
+    }
+
+    fn detect_coins(&mut self, g: &TopGrid, fish: &[FishSighting]) -> Vec<CoinSighting> {
+        let (w, h) = (g.width, g.height);
+        let r_px = self.coin_radius / g.mm_per_px;
+        // Sobel gradients of the grey image.
+        let grey = &self.grey;
+        let at = |u: usize, v: usize| grey[v * w + u];
+        let mut edges: Vec<(usize, usize, f32, f32)> = Vec::new();
+        for v in 1..h.saturating_sub(1) {
+            for u in 1..w.saturating_sub(1) {
+                let gx = (at(u + 1, v - 1) + 2.0 * at(u + 1, v) + at(u + 1, v + 1))
+                    - (at(u - 1, v - 1) + 2.0 * at(u - 1, v) + at(u - 1, v + 1));
+                let gy = (at(u - 1, v + 1) + 2.0 * at(u, v + 1) + at(u + 1, v + 1))
+                    - (at(u - 1, v - 1) + 2.0 * at(u, v - 1) + at(u + 1, v - 1));
+                let m = (gx * gx + gy * gy).sqrt();
+                if m > 40.0 {
+                    edges.push((u, v, gx / m, gy / m));
+                }
+            }
+        }
+        // Edges of the tags already found (outlines and hole rims) are not coin rims.
+        let placed: Vec<_> = fish
+            .iter()
+            .map(|f| self.footprint.placed(&f.pose))
+            .collect();
+        let near_mm = 1.5f64.max(1.5 * g.mm_per_px);
+        edges.retain(|&(u, v, _, _)| {
+            let p = g.table_from_px(u as f64, v as f64);
+            !placed.iter().any(|f| {
+                let dh = (p - f.hole.center).norm();
+                dh < f.reach + near_mm
+                    && ((dh - f.hole.radius).abs() < near_mm
+                        || crate::geometry::shapes::boundary_distance(p, &f.outline) < near_mm)
+            })
+        });
+        // Vote for centres at the coin radius along both gradient directions.
+        self.votes.clear();
+        self.votes.resize(w * h, 0);
+        for &(u, v, nx, ny) in &edges {
+            for s in [-1.0f32, 1.0] {
+                let cu = (u as f32 + s * nx * r_px as f32).round();
+                let cv = (v as f32 + s * ny * r_px as f32).round();
+                if cu >= 0.0 && cv >= 0.0 && (cu as usize) < w && (cv as usize) < h {
+                    let i = cv as usize * w + cu as usize;
+                    self.votes[i] = self.votes[i].saturating_add(1);
+                }
+            }
+        }
+        // Peaks: 3x3 sums, local maxima within the coin radius.
+        let circumference = std::f64::consts::TAU * r_px;
+        let min_votes = (circumference * self.config.min_rim_seen * 0.6) as u32;
+        let sum3 = |u: usize, v: usize| -> u32 {
+            let mut s = 0u32;
+            for dv in 0..3 {
+                for du in 0..3 {
+                    s += self.votes[(v + dv - 1) * w + (u + du - 1)] as u32;
+                }
+            }
+            s
+        };
+        let mut peaks: Vec<(u32, usize, usize)> = Vec::new();
+        for v in 1..h.saturating_sub(1) {
+            for u in 1..w.saturating_sub(1) {
+                if self.votes[v * w + u] == 0 {
+                    continue;
+                }
+                let s = sum3(u, v);
+                if s >= min_votes {
+                    peaks.push((s, u, v));
+                }
+            }
+        }
+        peaks.sort_by(|a, b| b.0.cmp(&a.0));
+        let mut coins: Vec<CoinSighting> = Vec::new();
+        let mut taken: Vec<(f64, f64)> = Vec::new();
+        for &(_, u, v) in &peaks {
+            if taken
+                .iter()
+                .any(|&(tu, tv)| (tu - u as f64).hypot(tv - v as f64) < r_px * 1.2)
+            {
+                continue;
+            }
+            taken.push((u as f64, v as f64));
+            if let Some(c) = self.fit_circle(g, &edges, u as f64, v as f64, r_px) {
+                // A coin cannot lie across a tag in the plane: such a circle is a rim.
+                let disc = crate::geometry::Disc::new(c.pt_in_table, self.coin_radius);
+                let covered = placed
+                    .iter()
+                    .any(|f| crate::geometry::fish_disc_overlap(f, &disc, -1.5));
+                if !covered
+                    && !coins
+                        .iter()
+                        .any(|o| (o.pt_in_table - c.pt_in_table).norm() < self.coin_radius)
+                {
+                    coins.push(c);
+                }
+            }
+        }
+        coins
+    }
+
+    fn fit_circle(
+        &self,
+        g: &TopGrid,
+        edges: &[(usize, usize, f32, f32)],
+        cu: f64,
+        cv: f64,
+        r_px: f64,
+    ) -> Option<CoinSighting> {
+        let mut cu = cu;
+        let mut cv = cv;
+        let mut rim_seen = 0.0;
+        let mut mean_r = r_px;
+        // Fit the centre with the radius known: robust where another edge (a hole's
+        // rim) runs close to the coin's. The band narrows as the centre settles.
+        for band in [2.0, 1.6, 1.3, 1.1, 1.0, 1.0] {
+            let mut pts = Vec::new();
+            let mut bins = [false; 36];
+            for &(u, v, nx, ny) in edges {
+                let (du, dv) = (u as f64 - cu, v as f64 - cv);
+                let d = du.hypot(dv);
+                if (d - r_px).abs() > band || d < 1e-6 {
+                    continue;
+                }
+                let radial = ((du * nx as f64 + dv * ny as f64) / d).abs();
+                if radial < 0.8 {
+                    continue;
+                }
+                let a = dv.atan2(du);
+                let bin =
+                    (((a + std::f64::consts::PI) / std::f64::consts::TAU * 36.0) as usize).min(35);
+                bins[bin] = true;
+                pts.push((du, dv, d));
+            }
+            rim_seen = bins.iter().filter(|b| **b).count() as f64 / 36.0;
+            if pts.len() < 8 {
+                return None;
+            }
+            let n = pts.len() as f64;
+            let (mut su, mut sv) = (0.0, 0.0);
+            mean_r = 0.0;
+            for &(du, dv, d) in &pts {
+                su += (d - r_px) * du / d;
+                sv += (d - r_px) * dv / d;
+                mean_r += d / n;
+            }
+            cu += 2.0 * su / n;
+            cv += 2.0 * sv / n;
+        }
+        let r = mean_r;
+        if rim_seen < self.config.min_rim_seen || (r / r_px - 1.0).abs() > 0.2 {
+            return None;
+        }
+        Some(CoinSighting {
+            pt_in_table: g.table_from_px(cu, cv),
+            radius_mm: r * g.mm_per_px,
+            rim_seen,
+        })
+    }
+}
+
+/// Algebraic (Kåsa) least-squares circle fit: (cx, cy, r).
+#[allow(dead_code)]
+fn kasa_fit(pts: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
+    let n = pts.len() as f64;
+    let (mx, my) = pts
+        .iter()
+        .fold((0.0, 0.0), |a, p| (a.0 + p.0 / n, a.1 + p.1 / n));
+    let mut m = nalgebra::Matrix3::<f64>::zeros();
+    let mut b = nalgebra::Vector3::<f64>::zeros();
+    for &(x, y) in pts {
+        let (x, y) = (x - mx, y - my);
+        let row = nalgebra::Vector3::new(x, y, 1.0);
+        let z = x * x + y * y;
+        m += row * row.transpose();
+        b += row * z;
+    }
+    let sol = m.lu().solve(&b)?;
+    let (cx, cy) = (sol.x / 2.0, sol.y / 2.0);
+    let r2 = sol.z + cx * cx + cy * cy;
+    (r2 > 0.0).then(|| (cx + mx, cy + my, r2.sqrt()))
+}
+
+fn bilinear(img: &[f32], w: usize, h: usize, u: f64, v: f64) -> f32 {
+    if u < 0.0 || v < 0.0 || u >= (w - 1) as f64 || v >= (h - 1) as f64 {
+        return 0.0;
+    }
+    let (u0, v0) = (u.floor() as usize, v.floor() as usize);
+    let (fu, fv) = ((u - u0 as f64) as f32, (v - v0 as f64) as f32);
+    let i = v0 * w + u0;
+    let top = img[i] * (1.0 - fu) + img[i + 1] * fu;
+    let bottom = img[i + w] * (1.0 - fu) + img[i + w + 1] * fu;
+    top * (1.0 - fv) + bottom * fv
+}
+
+/// A connected blob of pixels above a threshold.
+#[derive(Debug, Clone)]
+struct Blob {
+    label: u32,
+    count: usize,
+    cx: f64,
+    cy: f64,
+    u0: usize,
+    u1: usize,
+    v0: usize,
+    v1: usize,
+}
+
+/// 8-connected labelling of `img > threshold`; labels are 1-based (0 = background).
+fn label_blobs(
+    img: &[f32],
+    w: usize,
+    h: usize,
+    threshold: f32,
+    labels: &mut Vec<u32>,
+) -> Vec<Blob> {
+    labels.clear();
+    labels.resize(w * h, 0);
+    let mut blobs = Vec::new();
+    let mut stack = Vec::new();
+    for start in 0..w * h {
+        if labels[start] != 0 || img[start] <= threshold {
+            continue;
+        }
+        let label = blobs.len() as u32 + 1;
+        let mut b = Blob {
+            label,
+            count: 0,
+            cx: 0.0,
+            cy: 0.0,
+            u0: usize::MAX,
+            u1: 0,
+            v0: usize::MAX,
+            v1: 0,
+        };
+        labels[start] = label;
+        stack.push(start);
+        while let Some(i) = stack.pop() {
+            let (u, v) = (i % w, i / w);
+            b.count += 1;
+            b.cx += u as f64;
+            b.cy += v as f64;
+            b.u0 = b.u0.min(u);
+            b.u1 = b.u1.max(u);
+            b.v0 = b.v0.min(v);
+            b.v1 = b.v1.max(v);
+            for dv in -1i64..=1 {
+                for du in -1i64..=1 {
+                    let (uu, vv) = (u as i64 + du, v as i64 + dv);
+                    if uu < 0 || vv < 0 || uu as usize >= w || vv as usize >= h {
+                        continue;
+                    }
+                    let j = vv as usize * w + uu as usize;
+                    if labels[j] == 0 && img[j] > threshold {
+                        labels[j] = label;
+                        stack.push(j);
+                    }
+                }
+            }
+        }
+        b.cx /= b.count as f64;
+        b.cy /= b.count as f64;
+        blobs.push(b);
+    }
+    blobs
+}
+
+/// An angle in (−π, π].
+pub fn wrap_angle(a: f64) -> f64 {
+    let t = a.rem_euclid(std::f64::consts::TAU);
+    if t > std::f64::consts::PI {
+        t - std::f64::consts::TAU
+    } else {
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Draws a top view by supersampling: a textured table, fish in colours, coins.
+    fn draw(grid: &TopGrid, items: &Items, fish: &[(Pose, [u8; 3])], coins: &[Point]) -> Vec<u8> {
+        let fp = FishFootprint::new(items);
+        let placed: Vec<_> = fish.iter().map(|(p, c)| (fp.placed(p), *c)).collect();
+        let mut out = vec![0u8; grid.width * grid.height * 3];
+        let ss = 4;
+        for v in 0..grid.height {
+            for u in 0..grid.width {
+                let mut acc = [0.0f64; 3];
+                for sy in 0..ss {
+                    for sx in 0..ss {
+                        let pu = u as f64 - 0.5 + (sx as f64 + 0.5) / ss as f64;
+                        let pv = v as f64 - 0.5 + (sy as f64 + 0.5) / ss as f64;
+                        let p = grid.table_from_px(pu, pv);
+                        // Wood: brown with a soft grain.
+                        let grain = 12.0 * (p.y * 0.35 + (p.x * 0.05).sin() * 3.0).sin();
+                        let mut c = [170.0 + grain, 120.0 + grain * 0.8, 75.0 + grain * 0.5];
+                        for coin in coins {
+                            let d = (p - coin).norm();
+                            if d < items.coin.radius {
+                                let shade = 1.0 - 0.3 * d / items.coin.radius;
+                                c = [200.0 * shade, 140.0 * shade, 90.0 * shade];
+                            }
+                        }
+                        for (f, col) in &placed {
+                            if f.covers(p) {
+                                c = [col[0] as f64, col[1] as f64, col[2] as f64];
+                            }
+                        }
+                        for k in 0..3 {
+                            acc[k] += c[k];
+                        }
+                    }
+                }
+                for k in 0..3 {
+                    out[(v * grid.width + u) * 3 + k] = (acc[k] / (ss * ss) as f64) as u8;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn finds_fish_pose_and_coins_to_subpixel() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let red = [200, 30, 40];
+        let blue = [30, 60, 200];
+        let fish = [
+            (Pose::fish(80.3, 90.7, 0.4), red),
+            (Pose::fish(200.2, 120.1, -2.5), blue),
+        ];
+        let coins = [Point::new(80.9, 90.2), Point::new(150.4, 40.6)];
+        let rgb = draw(&grid, &items, &fish, &coins);
+        let mut det = Detector::new(&items, &[red, blue], table, DetectorConfig::default());
+        let s = det.detect(&TopView { grid, rgb: &rgb });
+        assert_eq!(s.fish.len(), 2, "{s:?}");
+        for (f, (truth, _)) in s.fish.iter().zip(&fish) {
+            let d = (f.pose.point() - truth.point()).norm();
+            let da = wrap_angle(f.pose.angle() - truth.angle()).abs();
+            eprintln!("fish {} off by {d} mm, {da} rad, {f:?}", f.player);
+            assert!(d < 0.5, "fish {} off by {d} mm", f.player);
+            assert!(
+                da < 0.5f64.to_radians(),
+                "fish {} angle off by {da} rad",
+                f.player
+            );
+        }
+        assert_eq!(s.coins.len(), 2, "{s:?}");
+        for truth in &coins {
+            let best = s
+                .coins
+                .iter()
+                .map(|c| (c.pt_in_table - truth).norm())
+                .fold(f64::INFINITY, f64::min);
+            assert!(best < 0.5, "coin off by {best} mm");
+        }
+    }
+}
