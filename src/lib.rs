@@ -24,6 +24,7 @@
 //! | `rules` | the rules engine R2–R11 (pure) | model, config, geometry, record |
 //! | `record` | record.json, state.json | model, config |
 //! | `detect` | fish and coin detection in a top-down view, table mm (pure) | model, config, geometry |
+//! | `eval` | tracker accuracy against ground truth (pure) | model, record |
 //! | `track` | identities frame to frame from detections (pure) | model, config, geometry |
 //! | `shots` | shot cutting and judgement: flick, rest, lost items (pure) | model, config, geometry, track, record |
 //! | `calibration` | camera.json, table.json, pixel ↔ mm (pure) | model, geometry |
@@ -35,6 +36,7 @@
 pub mod calibration;
 pub mod config;
 pub mod detect;
+pub mod eval;
 pub mod geometry;
 pub mod model;
 pub mod record;
