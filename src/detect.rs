@@ -87,6 +87,9 @@ pub struct CoinSighting {
 pub struct Sightings {
     pub fish: Vec<FishSighting>,
     pub coins: Vec<CoinSighting>,
+    /// Large regions that are neither table, tag nor coin (a hand, an arm), as
+    /// discs (centre, radius) in table mm: what lies under them is hidden.
+    pub occluders: Vec<(Point, f64)>,
 }
 
 /// Tunables, in physical units.
@@ -123,6 +126,26 @@ struct Template {
     /// Sample points on the material and in the hole (fish frame), for agreement.
     material: Vec<Vector>,
     hole: Vec<Vector>,
+    /// Thinner sample sets for the coarse search.
+    coarse_material: Vec<Vector>,
+    coarse_hole: Vec<Vector>,
+    /// The footprint rasterised in the fish frame: 1 on material, 0 elsewhere.
+    raster: Vec<u8>,
+    raster_half: f64,
+    raster_step: f64,
+    raster_side: usize,
+}
+
+impl Template {
+    /// Whether a fish-frame point lies on the tag material (or within a pixel of it).
+    fn on_material(&self, p: Vector) -> bool {
+        let u = ((p.x + self.raster_half) / self.raster_step).round();
+        let v = ((p.y + self.raster_half) / self.raster_step).round();
+        if u < 0.0 || v < 0.0 || u as usize >= self.raster_side || v as usize >= self.raster_side {
+            return false;
+        }
+        self.raster[v as usize * self.raster_side + u as usize] != 0
+    }
 }
 
 impl Template {
@@ -151,6 +174,26 @@ impl Template {
         // Agreement samples: a thinned set keeps refinement cheap.
         let thin = |v: Vec<Vector>, k: usize| v.into_iter().step_by(k.max(1)).collect::<Vec<_>>();
         let k = (pts.len() / 400).max(1);
+        let raster_step = 0.5;
+        let raster_half = r + 1.0;
+        let raster_side = (2.0 * raster_half / raster_step).ceil() as usize + 1;
+        let mut raster = vec![0u8; raster_side * raster_side];
+        for v in 0..raster_side {
+            for u in 0..raster_side {
+                let p = Point::new(
+                    u as f64 * raster_step - raster_half,
+                    v as f64 * raster_step - raster_half,
+                );
+                // Grown by a pixel's width so anti-aliased rims count as explained.
+                let near = placed.covers(p)
+                    || (placed.outline_contains(p)
+                        && (p.coords.norm() - footprint.hole_radius()).abs() < 1.0)
+                    || crate::geometry::shapes::boundary_distance(p, &placed.outline) < 1.0;
+                raster[v * raster_side + u] = near as u8;
+            }
+        }
+        let coarse_material = thin(pts.clone(), (pts.len() / 100).max(1));
+        let coarse_hole = thin(hole.clone(), (hole.len() / 30).max(1));
         Template {
             area,
             centroid,
@@ -158,6 +201,12 @@ impl Template {
             elongation,
             material: thin(pts, k),
             hole,
+            coarse_material,
+            coarse_hole,
+            raster,
+            raster_half,
+            raster_step,
+            raster_side,
         }
     }
 }
@@ -203,6 +252,8 @@ pub struct Detector {
     labels: Vec<u32>,
     grey: Vec<f32>,
     votes: Vec<u16>,
+    /// 1 where an occluder (a hand) hides the table, else 0.
+    hidden: Vec<f32>,
 }
 
 /// Chromaticity (r, g) / (r + g + b), free of brightness.
@@ -235,6 +286,7 @@ impl Detector {
             labels: Vec::new(),
             grey: Vec::new(),
             votes: Vec::new(),
+            hidden: Vec::new(),
         }
     }
 
@@ -259,7 +311,10 @@ impl Detector {
             self.grey[i] = s / 3.0;
         }
         let table_chroma = self.table_chroma(&g);
-        let mut sightings = Sightings::default();
+        let mut sightings = Sightings {
+            occluders: self.detect_occluders(&g, table_chroma),
+            ..Default::default()
+        };
         for player in 0..self.players.len() {
             if let Some(f) = self.detect_fish(&g, player, table_chroma) {
                 sightings.fish.push(f);
@@ -391,14 +446,18 @@ impl Detector {
                 }
             }
         }
-        let (area, centroid, cov) = moments(pts.into_iter());
+        let (area, centroid, cov) = moments(pts.iter().copied());
         let visible_fraction = area / self.template.area;
         if visible_fraction < self.config.min_visible_fraction {
             return None;
         }
         let (axis_b, _) = axis_of(&cov);
+        // Blob points (thinned) for the "explained" term of the agreement.
+        let step = (pts.len() / 300).max(1);
+        let blob: Vec<(Vector, f64)> = pts.iter().step_by(step).copied().collect();
+        let fully_seen = visible_fraction > 0.9;
         let mut candidates = Vec::new();
-        if self.template.elongation > 1.2 && visible_fraction > 0.9 {
+        if self.template.elongation > 1.2 && fully_seen {
             let base = axis_b - self.template.axis;
             for flip in [0.0, std::f64::consts::PI] {
                 let theta = base + flip;
@@ -406,25 +465,37 @@ impl Detector {
                 candidates.push(Pose::fish(centroid.x - c.x, centroid.y - c.y, theta));
             }
         } else {
-            // Round tags, or partly hidden ones: the moments' axis is unreliable; try angles.
-            for k in 0..36 {
-                let theta = k as f64 * std::f64::consts::TAU / 36.0;
-                let c = Rotation2::new(theta) * self.template.centroid;
-                candidates.push(Pose::fish(centroid.x - c.x, centroid.y - c.y, theta));
+            // Round tags, or partly hidden ones: the moments are biased and their axis
+            // unreliable; search positions around the seen part and every angle.
+            let reach = self.footprint.reach();
+            let grid_step = 3.0;
+            let k = (reach / grid_step).ceil() as i64;
+            for a in 0..36 {
+                let theta = a as f64 * std::f64::consts::TAU / 36.0;
+                for i in -k..=k {
+                    for j in -k..=k {
+                        candidates.push(Pose::fish(
+                            centroid.x + i as f64 * grid_step,
+                            centroid.y + j as f64 * grid_step,
+                            theta,
+                        ));
+                    }
+                }
             }
         }
+        let coarse = candidates.len() > 2;
         let mut best_pose = candidates[0];
         let mut best_fit = f64::NEG_INFINITY;
         for c in candidates {
-            let f = self.agreement(g, &c);
+            let f = self.agreement(g, &c, &blob, coarse);
             if f > best_fit {
                 best_fit = f;
                 best_pose = c;
             }
         }
-        if visible_fraction <= 0.9 || self.template.elongation <= 1.2 {
-            // Pattern search on (x, y, theta): the moments are biased when part is hidden.
-            let (pose, fit) = self.refine(g, best_pose, best_fit);
+        if coarse {
+            best_fit = self.agreement(g, &best_pose, &blob, false);
+            let (pose, fit) = self.refine(g, best_pose, best_fit, &blob);
             best_pose = pose;
             best_fit = fit;
         }
@@ -433,28 +504,57 @@ impl Detector {
             player,
             pose: best_pose,
             visible_fraction,
-            fit: best_fit.clamp(0.0, 1.0),
+            fit: (best_fit / 2.0).clamp(0.0, 1.0),
         })
     }
 
-    /// How well a placed footprint explains the coverage: mean coverage on the material
-    /// minus mean coverage in the hole.
-    fn agreement(&self, g: &TopGrid, pose: &Pose) -> f64 {
+    /// How well a placed footprint explains what is seen, 0..2: the mean coverage on
+    /// its material minus that in its hole (hidden pixels left out), plus the share of
+    /// the blob's coverage that falls on its material.
+    fn agreement(&self, g: &TopGrid, pose: &Pose, blob: &[(Vector, f64)], coarse: bool) -> f64 {
         let rot = Rotation2::new(pose.angle());
         let t = Vector::new(pose.x, pose.y);
-        let sample = |p: &Vector| {
-            let q = Point::from(rot * p + t);
-            let (u, v) = g.px_from_table(q);
-            bilinear(&self.coverage, g.width, g.height, u, v) as f64
+        let mean_over = |samples: &[Vector]| {
+            let (mut sum, mut n) = (0.0, 0usize);
+            for p in samples {
+                let q = Point::from(rot * p + t);
+                let (u, v) = g.px_from_table(q);
+                if bilinear(&self.hidden, g.width, g.height, u, v) > 0.5 {
+                    continue;
+                }
+                sum += bilinear(&self.coverage, g.width, g.height, u, v) as f64;
+                n += 1;
+            }
+            (sum, n)
         };
-        let m: f64 = self.template.material.iter().map(sample).sum::<f64>()
-            / self.template.material.len().max(1) as f64;
-        let h: f64 = self.template.hole.iter().map(sample).sum::<f64>()
-            / self.template.hole.len().max(1) as f64;
-        m - h
+        let (material, hole) = if coarse {
+            (&self.template.coarse_material, &self.template.coarse_hole)
+        } else {
+            (&self.template.material, &self.template.hole)
+        };
+        let (ms, mn) = mean_over(material);
+        if (mn as f64) < 0.2 * material.len() as f64 {
+            return f64::NEG_INFINITY; // Almost all hidden: says nothing.
+        }
+        let (hs, hn) = mean_over(hole);
+        let inv = rot.inverse();
+        let (mut explained, mut total) = (0.0, 0.0);
+        for (p, w) in blob {
+            total += w;
+            if self.template.on_material(inv * (p - t)) {
+                explained += w;
+            }
+        }
+        ms / mn as f64 - if hn > 0 { hs / hn as f64 } else { 0.0 } + explained / total.max(1e-9)
     }
 
-    fn refine(&self, g: &TopGrid, start: Pose, start_fit: f64) -> (Pose, f64) {
+    fn refine(
+        &self,
+        g: &TopGrid,
+        start: Pose,
+        start_fit: f64,
+        blob: &[(Vector, f64)],
+    ) -> (Pose, f64) {
         let mut pose = start;
         let mut fit = start_fit;
         let mut step_mm = 4.0;
@@ -474,7 +574,7 @@ impl Detector {
                     pose.y + dy * step_mm,
                     pose.angle() + dt * step_rad,
                 );
-                let f = self.agreement(g, &cand);
+                let f = self.agreement(g, &cand, blob, false);
                 if f > fit + 1e-9 {
                     fit = f;
                     pose = cand;
@@ -487,6 +587,72 @@ impl Detector {
             }
         }
         (pose, fit)
+    }
+
+    /// Regions on or over the table whose colour is neither the table's nor a
+    /// player's, too large for a coin, and not a tag already found.
+    fn detect_occluders(&mut self, g: &TopGrid, table: [f64; 2]) -> Vec<(Point, f64)> {
+        let n = g.width * g.height;
+        self.coverage.resize(n, 0.0);
+        self.hidden.clear();
+        self.hidden.resize(n, 0.0);
+        let grey_median = {
+            let mut v: Vec<f32> = self.grey.iter().step_by(7).copied().collect();
+            if v.is_empty() {
+                return Vec::new();
+            }
+            let mid = v.len() / 2;
+            *v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1
+        };
+        let off = self.config.chroma_off_line;
+        for i in 0..n {
+            let c = self.chroma[i];
+            let dt = (c[0] as f64 - table[0]).hypot(c[1] as f64 - table[1]);
+            let near_player = self
+                .players
+                .iter()
+                .any(|p| (c[0] as f64 - p[0]).hypot(c[1] as f64 - p[1]) < 2.0 * off);
+            // Skin and wood can share a hue; brightness tells them apart.
+            let ratio = self.grey[i] / grey_median.max(1.0);
+            let odd_brightness = !(0.35..=1.4).contains(&ratio);
+            self.coverage[i] = if (dt > 1.5 * off || odd_brightness) && !near_player {
+                1.0
+            } else {
+                0.0
+            };
+        }
+        let blobs = label_blobs(&self.coverage, g.width, g.height, 0.5, &mut self.labels);
+        let px_area = g.mm_per_px * g.mm_per_px;
+        let coin_area = std::f64::consts::PI * self.coin_radius * self.coin_radius;
+        let mut out = Vec::new();
+        for b in blobs
+            .iter()
+            .filter(|b| b.count as f64 * px_area > 4.0 * coin_area)
+        {
+            let center = g.table_from_px(b.cx, b.cy);
+            if self.table.signed_distance(center) < -self.footprint.reach() {
+                continue; // Wholly over the floor: nothing on the table is hidden.
+            }
+            let corners = [(b.u0, b.v0), (b.u1, b.v0), (b.u0, b.v1), (b.u1, b.v1)];
+            let radius = corners
+                .iter()
+                .map(|&(u, v)| (g.table_from_px(u as f64, v as f64) - center).norm())
+                .fold(0.0, f64::max);
+            out.push((center, radius + g.mm_per_px));
+            // Mark the blob, grown by two pixels, as hidden.
+            for v in b.v0.saturating_sub(2)..(b.v1 + 3).min(g.height) {
+                for u in b.u0.saturating_sub(2)..(b.u1 + 3).min(g.width) {
+                    let near = (v.saturating_sub(2)..(v + 3).min(g.height)).any(|vv| {
+                        (u.saturating_sub(2)..(u + 3).min(g.width))
+                            .any(|uu| self.labels[vv * g.width + uu] == b.label)
+                    });
+                    if near {
+                        self.hidden[v * g.width + u] = 1.0;
+                    }
+                }
+            }
+        }
+        out
     }
 
     fn detect_coins(&mut self, g: &TopGrid, fish: &[FishSighting]) -> Vec<CoinSighting> {
@@ -770,7 +936,13 @@ mod tests {
     use super::*;
 
     /// Draws a top view by supersampling: a textured table, fish in colours, coins.
-    fn draw(grid: &TopGrid, items: &Items, fish: &[(Pose, [u8; 3])], coins: &[Point]) -> Vec<u8> {
+    fn draw(
+        grid: &TopGrid,
+        items: &Items,
+        fish: &[(Pose, [u8; 3])],
+        coins: &[Point],
+        hand: Option<(Point, f64)>,
+    ) -> Vec<u8> {
         let fp = FishFootprint::new(items);
         let placed: Vec<_> = fish.iter().map(|(p, c)| (fp.placed(p), *c)).collect();
         let mut out = vec![0u8; grid.width * grid.height * 3];
@@ -798,6 +970,11 @@ mod tests {
                                 c = [col[0] as f64, col[1] as f64, col[2] as f64];
                             }
                         }
+                        if let Some((hc, hr)) = hand {
+                            if (p - hc).norm() < hr {
+                                c = [225.0, 180.0, 160.0];
+                            }
+                        }
                         for k in 0..3 {
                             acc[k] += c[k];
                         }
@@ -823,7 +1000,7 @@ mod tests {
             (Pose::fish(200.2, 120.1, -2.5), blue),
         ];
         let coins = [Point::new(80.9, 90.2), Point::new(150.4, 40.6)];
-        let rgb = draw(&grid, &items, &fish, &coins);
+        let rgb = draw(&grid, &items, &fish, &coins, None);
         let mut det = Detector::new(&items, &[red, blue], table, DetectorConfig::default());
         let s = det.detect(&TopView { grid, rgb: &rgb });
         assert_eq!(s.fish.len(), 2, "{s:?}");
@@ -847,5 +1024,30 @@ mod tests {
                 .fold(f64::INFINITY, f64::min);
             assert!(best < 0.5, "coin off by {best} mm");
         }
+    }
+
+    #[test]
+    fn a_hand_is_an_occluder_and_a_half_hidden_fish_is_still_found() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let red = [200, 30, 40];
+        let truth = Pose::fish(120.0, 100.0, 0.3);
+        // A hand over the tail of the tag.
+        let hand = (Point::new(175.0, 118.0), 30.0);
+        let rgb = draw(&grid, &items, &[(truth, red)], &[], Some(hand));
+        let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
+        let s = det.detect(&TopView { grid, rgb: &rgb });
+        assert_eq!(s.occluders.len(), 1, "{s:?}");
+        assert!((s.occluders[0].0 - hand.0).norm() < 3.0);
+        assert_eq!(s.fish.len(), 1);
+        let f = &s.fish[0];
+        assert!(f.visible_fraction < 0.9, "{f:?}");
+        assert!((f.pose.point() - truth.point()).norm() < 2.0, "{f:?}");
+        assert!(
+            wrap_angle(f.pose.angle() - truth.angle()).abs() < 0.05,
+            "{f:?}"
+        );
+        assert!(s.coins.is_empty(), "{s:?}");
     }
 }
