@@ -141,6 +141,14 @@ pub struct Shot {
     /// Items whose identity or fate the tracker is unsure of, with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// For fish lying on other items at rest: whether the fish still touches the
+    /// table (R8c/R8d). A stacked fish missing here counts as a doubt (R8e).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub touches_table: BTreeMap<ItemId, bool>,
+    /// Items whose rest pose, stacking or hole contents are in doubt (hidden, partly
+    /// unseen): any coin put-back that depends on them is impossible (R8e).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doubt: Vec<ItemId>,
 }
 
 /// `record.json`.
@@ -184,7 +192,10 @@ impl Record {
 
     /// The fine policy recorded with the game, or none.
     pub fn fine_policy(&self) -> FinePolicy {
-        self.game.as_ref().map(|g| g.fine_policy).unwrap_or_default()
+        self.game
+            .as_ref()
+            .map(|g| g.fine_policy)
+            .unwrap_or_default()
     }
 }
 

@@ -63,6 +63,9 @@ mod tests {
         let near = idx.within(Point::new(1.0, 0.0), 20.0);
         assert_eq!(near.len(), 2);
         assert!(near.contains(&ItemId::coin(0)));
-        assert_eq!(idx.nearest(Point::new(90.0, 0.0)).unwrap().0, ItemId::fish(1));
+        assert_eq!(
+            idx.nearest(Point::new(90.0, 0.0)).unwrap().0,
+            ItemId::fish(1)
+        );
     }
 }

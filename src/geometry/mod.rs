@@ -28,7 +28,7 @@ pub use shapes::{
     disc_disc_overlap, fish_disc_overlap, fish_edge_gap, fish_fish_overlap, Disc, FishFootprint,
     PlacedFish,
 };
-pub use table::{Table, TableError};
+pub use table::{nearest_in_convex, EdgePlace, Table, TableError};
 
 /// A point in the table frame (mm).
 pub type Point = nalgebra::Point2<f64>;

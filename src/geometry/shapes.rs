@@ -45,10 +45,7 @@ impl FishFootprint {
         if polygon_area(&outline) < 0.0 {
             outline.reverse();
         }
-        let reach = outline
-            .iter()
-            .map(|p| p.coords.norm())
-            .fold(0.0, f64::max);
+        let reach = outline.iter().map(|p| p.coords.norm()).fold(0.0, f64::max);
         FishFootprint {
             outline,
             hole_radius: items.fish.hole_radius,
@@ -168,6 +165,15 @@ pub fn fish_fish_overlap(a: &PlacedFish, b: &PlacedFish, clearance: f64) -> bool
     if (a.hole.center - b.hole.center).norm() > a.reach + b.reach + clearance {
         return false;
     }
+    // Bounding boxes further apart than the clearance cannot meet; this cheap test
+    // spares the quadratic edge-to-edge distance for most neighbours.
+    let (alo, ahi) = bounding_box(&a.outline);
+    let (blo, bhi) = bounding_box(&b.outline);
+    let gap = clearance.max(1e-12);
+    if alo.x - bhi.x >= gap || blo.x - ahi.x >= gap || alo.y - bhi.y >= gap || blo.y - ahi.y >= gap
+    {
+        return false;
+    }
     if a.outline.iter().any(|p| point_in_polygon(*p, &b.outline))
         || b.outline.iter().any(|p| point_in_polygon(*p, &a.outline))
     {
@@ -198,6 +204,17 @@ pub fn disc_disc_overlap(a: &Disc, b: &Disc, clearance: f64) -> bool {
 /// it overhangs (by that much).
 pub fn fish_edge_gap(table: &Table, f: &PlacedFish) -> f64 {
     table.polygon_margin(&f.outline)
+}
+
+/// Axis-aligned bounds of a point set: (min, max).
+pub fn bounding_box(pts: &[Point]) -> (Point, Point) {
+    let mut lo = Point::new(f64::INFINITY, f64::INFINITY);
+    let mut hi = Point::new(f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for p in pts {
+        lo = Point::new(lo.x.min(p.x), lo.y.min(p.y));
+        hi = Point::new(hi.x.max(p.x), hi.y.max(p.y));
+    }
+    (lo, hi)
 }
 
 /// Even–odd point-in-polygon (any simple polygon).
@@ -285,7 +302,11 @@ mod tests {
         let rim = Disc::new(Point::new(100.0 + 6.0, 100.0), 7.5);
         assert!(fish_disc_overlap(&f, &rim, 0.0));
         // Far away: no overlap; near the tail within the clearance: overlap.
-        assert!(!fish_disc_overlap(&f, &Disc::new(Point::new(300.0, 300.0), 7.5), 1.0));
+        assert!(!fish_disc_overlap(
+            &f,
+            &Disc::new(Point::new(300.0, 300.0), 7.5),
+            1.0
+        ));
     }
 
     #[test]
@@ -303,6 +324,9 @@ mod tests {
     fn self_crossing_outline_is_rejected() {
         let mut items = Items::default_set();
         items.fish.outline = vec![[-20.0, -20.0], [40.0, 20.0], [40.0, -20.0], [-20.0, 30.0]];
-        assert!(items.validate().unwrap_err().contains("not a simple polygon"));
+        assert!(items
+            .validate()
+            .unwrap_err()
+            .contains("not a simple polygon"));
     }
 }

@@ -33,7 +33,10 @@ impl Table {
         if n < 3 {
             return Err(TableError::TooFewCorners(n));
         }
-        if let Some(i) = corners.iter().position(|p| !(p.x.is_finite() && p.y.is_finite())) {
+        if let Some(i) = corners
+            .iter()
+            .position(|p| !(p.x.is_finite() && p.y.is_finite()))
+        {
             return Err(TableError::NotFinite(i));
         }
         let area2: f64 = (0..n)
@@ -53,7 +56,11 @@ impl Table {
             let c = corners[(i + 2) % n];
             if cross(b - a, c - b) < -1e-9 * scale * scale {
                 let at = (i + 1) % n;
-                return Err(TableError::NotConvex(if reversed { n - 1 - at } else { at }));
+                return Err(TableError::NotConvex(if reversed {
+                    n - 1 - at
+                } else {
+                    at
+                }));
             }
         }
         Ok(Table { corners })
@@ -196,6 +203,110 @@ impl Table {
     }
 }
 
+/// A place on the table boundary, found by walking the perimeter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EdgePlace {
+    /// The boundary point.
+    pub point: Point,
+    /// Unit direction of the edge there (counter-clockwise).
+    pub tangent: Vector,
+    /// Unit normal pointing into the table.
+    pub inward: Vector,
+    /// Which edge (index of its start corner).
+    pub edge: usize,
+}
+
+impl Table {
+    /// The length of the boundary, mm.
+    pub fn perimeter(&self) -> f64 {
+        self.edges().map(|(a, b)| (b - a).norm()).sum()
+    }
+
+    /// The arc length (mm, counter-clockwise from corner 0) of the boundary point
+    /// nearest to `p`: where along the edge a point "is".
+    pub fn perimeter_position(&self, p: Point) -> f64 {
+        let mut best = (f64::INFINITY, 0.0);
+        let mut start = 0.0;
+        for (a, b) in self.edges() {
+            let q = closest_on_segment(p, a, b);
+            let d = (p - q).norm_squared();
+            if d < best.0 {
+                best = (d, start + (q - a).norm());
+            }
+            start += (b - a).norm();
+        }
+        best.1
+    }
+
+    /// The boundary place at arc length `s` (taken modulo the perimeter).
+    pub fn place_at(&self, s: f64) -> EdgePlace {
+        let total = self.perimeter();
+        let mut s = s.rem_euclid(total);
+        let n = self.corners.len();
+        for i in 0..n {
+            let (a, b) = (self.corners[i], self.corners[(i + 1) % n]);
+            let len = (b - a).norm();
+            if len <= 0.0 {
+                continue;
+            }
+            if s <= len || i == n - 1 {
+                let tangent = (b - a) / len;
+                return EdgePlace {
+                    point: a + tangent * s.min(len),
+                    tangent,
+                    inward: Vector::new(-tangent.y, tangent.x),
+                    edge: i,
+                };
+            }
+            s -= len;
+        }
+        // Unreachable for a valid table (it has area); keep a sane answer anyway.
+        EdgePlace {
+            point: self.corners[0],
+            tangent: Vector::new(1.0, 0.0),
+            inward: Vector::new(0.0, 1.0),
+            edge: 0,
+        }
+    }
+
+    /// The shortest distance along the boundary between two arc lengths.
+    pub fn perimeter_distance(&self, s: f64, t: f64) -> f64 {
+        let total = self.perimeter();
+        let d = (s - t).rem_euclid(total);
+        d.min(total - d)
+    }
+
+    /// The point of the table shrunk by `margin` nearest to `p` (`p` itself when it is
+    /// that far inside); `None` when nothing is `margin` from the edge.
+    pub fn nearest_point_inset(&self, p: Point, margin: f64) -> Option<Point> {
+        let inset = self.inset(margin);
+        nearest_in_convex(&inset, p)
+    }
+}
+
+/// The point of a convex polygon (counter-clockwise; a point or segment also works)
+/// nearest to `p`; `None` for an empty polygon.
+pub fn nearest_in_convex(poly: &[Point], p: Point) -> Option<Point> {
+    let n = poly.len();
+    if n == 0 {
+        return None;
+    }
+    if n >= 3 && (0..n).all(|i| cross(poly[(i + 1) % n] - poly[i], p - poly[i]) >= 0.0) {
+        return Some(p);
+    }
+    let mut best = poly[0];
+    let mut best_d = f64::INFINITY;
+    for i in 0..n {
+        let q = closest_on_segment(p, poly[i], poly[(i + 1) % n]);
+        let d = (p - q).norm_squared();
+        if d < best_d {
+            best_d = d;
+            best = q;
+        }
+    }
+    Some(best)
+}
+
 /// Keeps the part of a convex polygon where `side(p) >= 0` (Sutherland–Hodgman).
 fn clip_half_plane(poly: &[Point], side: impl Fn(Point) -> f64) -> Vec<Point> {
     let mut out = Vec::with_capacity(poly.len() + 2);
@@ -218,8 +329,7 @@ fn clip_half_plane(poly: &[Point], side: impl Fn(Point) -> f64) -> Vec<Point> {
 /// point or a segment is handled too.
 pub fn distance_to_convex(poly: &[Point], p: Point) -> f64 {
     let n = poly.len();
-    let inside = n >= 3
-        && (0..n).all(|i| cross(poly[(i + 1) % n] - poly[i], p - poly[i]) >= 0.0);
+    let inside = n >= 3 && (0..n).all(|i| cross(poly[(i + 1) % n] - poly[i], p - poly[i]) >= 0.0);
     if inside {
         return 0.0;
     }
@@ -302,5 +412,19 @@ mod tests {
         assert!(!t.disc_fits_near(Point::new(2.0, 350.0), 2.5, 7.5));
         assert!(t.disc_fits_near(Point::new(5.0, 350.0), 2.5, 7.5));
         assert!(t.disc_fits_near(Point::new(500.0, 350.0), 2.5, 7.5));
+    }
+
+    #[test]
+    fn perimeter_walk_round_trips() {
+        let t = Table::rectangle(1000.0, 700.0);
+        assert!((t.perimeter() - 3400.0).abs() < 1e-9);
+        let s = t.perimeter_position(Point::new(1003.0, 312.5));
+        assert!((s - 1312.5).abs() < 1e-9);
+        let place = t.place_at(s);
+        assert!((place.point - Point::new(1000.0, 312.5)).norm() < 1e-9);
+        assert!((place.inward - Vector::new(-1.0, 0.0)).norm() < 1e-12);
+        assert!((t.perimeter_distance(10.0, 3390.0) - 20.0).abs() < 1e-9);
+        let q = t.nearest_point_inset(Point::new(2.0, 350.0), 7.5).unwrap();
+        assert!((q - Point::new(7.5, 350.0)).norm() < 1e-9);
     }
 }

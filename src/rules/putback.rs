@@ -1,0 +1,429 @@
+//! Where a lost fish goes back (R6, with R9): a deterministic search over poses.
+//! R6a — own coin still on the table: hole centres around the coin × orientations,
+//! the coin wholly inside the hole, the fish touching nothing else and on the table.
+//! R6b/R6c — otherwise: places along the table edge walking outward from the exit
+//! point × orientations, the fish wholly on the table with its outline within 3 mm of
+//! the edge, touching nothing; when the own coin is also off the table (R9) the coin
+//! must then fit in the hole on the table. Also checks an observed put-back pose
+//! against the same rules within a tolerance. Uses: config, geometry, model, scene.
+
+use super::scene::{Obstacles, Scene};
+use crate::config::Game;
+use crate::geometry::{fish_edge_gap, Disc, FishFootprint, PlacedFish, Point, Table, Vector};
+use crate::model::{ItemId, PlayerIdx, Pose};
+use std::f64::consts::TAU;
+
+/// R6b: "touching the edge" means the outline is at most this far from it (mm).
+pub const EDGE_TOUCH_MM: f64 = 3.0;
+/// A computed pose keeps at least this gap to every other item, so that putting the
+/// fish there does not touch anything even with a little hand error (mm).
+pub const PLACE_CLEARANCE_MM: f64 = 0.5;
+/// A computed R6b/c pose puts the outline this far from the edge: inside the 3 mm.
+pub const EDGE_TARGET_GAP_MM: f64 = 1.0;
+/// Tolerance when judging an observed pose (measurement noise, hand placement), mm.
+pub const OBSERVED_TOLERANCE_MM: f64 = 2.0;
+/// How much farther from the exit point than the computed pose an observed R6b/c
+/// pose may touch the edge and still count as "the nearest point" (mm).
+pub const OBSERVED_NEAR_MM: f64 = 15.0;
+
+/// The resolution of the put-back search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchParams {
+    /// Step between places along the edge (R6b/c), mm.
+    pub edge_step_mm: f64,
+    /// Orientations tried at each place (evenly spaced over a full turn).
+    pub orientations: usize,
+    /// Step between hole-centre offsets around the coin (R6a), mm.
+    pub hole_step_mm: f64,
+    /// Orientations tried around the coin (R6a).
+    pub orientations_r6a: usize,
+    /// Gap kept to every other item, mm.
+    pub clearance_mm: f64,
+}
+
+impl Default for SearchParams {
+    fn default() -> Self {
+        SearchParams {
+            edge_step_mm: 2.0,
+            orientations: 36,
+            hole_step_mm: 0.5,
+            orientations_r6a: 72,
+            clearance_mm: PLACE_CLEARANCE_MM,
+        }
+    }
+}
+
+/// The outcome of the fish put-back search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FishPutBack {
+    pub item: ItemId,
+    /// The legal pose; `None` when none exists at the search resolution.
+    pub pose: Option<Pose>,
+    /// `R6a`, `R6b`, `R6c`, or `R6` when nothing was found.
+    pub rule: &'static str,
+    pub reason: String,
+    /// Where along the edge (arc length, mm) the exit point lies, for R6b/c.
+    pub exit_s: f64,
+    /// Where along the edge the computed pose touches it (R6b/c).
+    pub contact_s: Option<f64>,
+}
+
+/// The legal put-back pose of `owner`'s lost fish, which left the table at
+/// `exit` (table mm), among the items of `scene` (the fish itself is ignored if
+/// present). Deterministic; default search resolution.
+pub fn fish_put_back_pose(
+    game: &Game,
+    table: &Table,
+    scene: &Scene,
+    owner: PlayerIdx,
+    exit: Point,
+) -> FishPutBack {
+    fish_put_back_pose_with(game, table, scene, owner, exit, &SearchParams::default())
+}
+
+/// [`fish_put_back_pose`] at a chosen resolution.
+pub fn fish_put_back_pose_with(
+    game: &Game,
+    table: &Table,
+    scene: &Scene,
+    owner: PlayerIdx,
+    exit: Point,
+    params: &SearchParams,
+) -> FishPutBack {
+    let fish_id = ItemId::fish(owner);
+    let coin_id = ItemId::coin(owner);
+    let footprint = FishFootprint::new(&game.items);
+    let exit_s = table.perimeter_position(exit);
+    let mut a_blocked = None;
+    if let Some(coin) = scene.poses.get(&coin_id) {
+        let obstacles = Obstacles::build(game, scene, &[fish_id, coin_id]);
+        match search_r6a(game, table, &footprint, &obstacles, coin.point(), params) {
+            Some(pose) => {
+                return FishPutBack {
+                    item: fish_id,
+                    pose: Some(pose),
+                    rule: "R6a",
+                    reason: format!(
+                        "own coin still on the table: placed with {coin_id} in its hole"
+                    ),
+                    exit_s,
+                    contact_s: None,
+                };
+            }
+            None => a_blocked = Some(coin_id),
+        }
+    }
+    let coin_off = !scene.poses.contains_key(&coin_id);
+    let obstacles = Obstacles::build(game, scene, &[fish_id]);
+    let found = search_edge(
+        game, table, &footprint, &obstacles, exit_s, coin_off, params,
+    );
+    let mut why = match a_blocked {
+        Some(c) => format!(
+            "R6a impossible ({c} cannot be taken into the hole without touching other items); "
+        ),
+        None => String::new(),
+    };
+    if coin_off {
+        why.push_str("own coin off the table, the hole must hold it on the table (R9); ");
+    }
+    match found {
+        Some((pose, contact_s, 0)) => FishPutBack {
+            item: fish_id,
+            pose: Some(pose),
+            rule: "R6b",
+            reason: format!("{why}touching the edge where it flew off"),
+            exit_s,
+            contact_s: Some(contact_s),
+        },
+        Some((pose, contact_s, _)) => FishPutBack {
+            item: fish_id,
+            pose: Some(pose),
+            rule: "R6c",
+            reason: format!(
+                "{why}the exit point is blocked; nearest free place along the edge, {:.0} mm away",
+                table.perimeter_distance(contact_s, exit_s)
+            ),
+            exit_s,
+            contact_s: Some(contact_s),
+        },
+        None => FishPutBack {
+            item: fish_id,
+            pose: None,
+            rule: "R6",
+            reason: format!("{why}no legal place along the whole edge"),
+            exit_s,
+            contact_s: None,
+        },
+    }
+}
+
+/// The outline turned to each of `n` orientations (relative to the hole centre).
+fn rotated_outlines(footprint: &FishFootprint, n: usize) -> Vec<Vec<Vector>> {
+    (0..n)
+        .map(|k| {
+            let a = TAU * k as f64 / n as f64;
+            let (s, c) = a.sin_cos();
+            footprint
+                .outline()
+                .iter()
+                .map(|p| Vector::new(c * p.x - s * p.y, s * p.x + c * p.y))
+                .collect()
+        })
+        .collect()
+}
+
+/// Orientation indices ordered by how far they turn from `base` (radians): the
+/// nearest first, then alternating either side. Deterministic.
+fn orientation_order(base: f64, n: usize) -> Vec<usize> {
+    let b = ((base.rem_euclid(TAU) / TAU) * n as f64).round() as isize;
+    let mut order = Vec::with_capacity(n);
+    order.push(b.rem_euclid(n as isize) as usize);
+    for k in 1..=(n as isize / 2) {
+        for i in [b + k, b - k] {
+            let i = i.rem_euclid(n as isize) as usize;
+            if !order.contains(&i) {
+                order.push(i);
+            }
+        }
+    }
+    order
+}
+
+fn placed(outline: &[Vector], centre: Point, hole_r: f64, reach: f64) -> PlacedFish {
+    PlacedFish {
+        outline: outline.iter().map(|v| centre + v).collect(),
+        hole: Disc::new(centre, hole_r),
+        reach,
+    }
+}
+
+fn search_r6a(
+    game: &Game,
+    table: &Table,
+    footprint: &FishFootprint,
+    obstacles: &Obstacles,
+    coin: Point,
+    params: &SearchParams,
+) -> Option<Pose> {
+    let hole_r = footprint.hole_radius();
+    let room = hole_r - game.items.coin.radius - params.clearance_mm.min(0.25);
+    if room < 0.0 {
+        return None;
+    }
+    let n = params.orientations_r6a.max(1);
+    let outlines = rotated_outlines(footprint, n);
+    // Point the tail away from the nearest edge first: such poses stay on the table.
+    let inward = table.nearest_edge_point(coin);
+    let base = if (coin - inward).norm() > 1e-9 {
+        (coin - inward).y.atan2((coin - inward).x)
+    } else {
+        0.0
+    };
+    let order = orientation_order(base, n);
+    let mut offsets = vec![Vector::zeros()];
+    let rings = (room / params.hole_step_mm.max(0.05)).ceil() as usize;
+    for r in 1..=rings {
+        let radius = room * r as f64 / rings as f64;
+        let count = 8 * r;
+        for j in 0..count {
+            let a = TAU * j as f64 / count as f64;
+            offsets.push(Vector::new(radius * a.cos(), radius * a.sin()));
+        }
+    }
+    let centroid = footprint.centroid();
+    // Pass 1 wants the fish wholly on the table; pass 2 only that it cannot fall
+    // (its centre of mass and its hole over the table).
+    for wholly in [true, false] {
+        for off in &offsets {
+            let centre = coin + off;
+            for &k in &order {
+                let fish = placed(&outlines[k], centre, hole_r, footprint.reach());
+                let on_table = if wholly {
+                    fish_edge_gap(table, &fish) >= 0.0
+                } else {
+                    let a = TAU * k as f64 / n as f64;
+                    let (s, c) = a.sin_cos();
+                    let g = centre
+                        + Vector::new(
+                            c * centroid.x - s * centroid.y,
+                            s * centroid.x + c * centroid.y,
+                        );
+                    table.contains(g) && table.contains(centre)
+                };
+                if on_table && obstacles.fish_hits(&fish, params.clearance_mm).is_none() {
+                    let theta = TAU * k as f64 / n as f64;
+                    return Some(Pose::fish(centre.x, centre.y, normalise_angle(theta)));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Walks the edge outward from `exit_s`; returns the pose, where it touches the
+/// edge, and how many steps out it was found (0 = at the exit point).
+fn search_edge(
+    game: &Game,
+    table: &Table,
+    footprint: &FishFootprint,
+    obstacles: &Obstacles,
+    exit_s: f64,
+    coin_off: bool,
+    params: &SearchParams,
+) -> Option<(Pose, f64, usize)> {
+    let n = params.orientations.max(1);
+    let outlines = rotated_outlines(footprint, n);
+    let hole_r = footprint.hole_radius();
+    let coin_r = game.items.coin.radius;
+    let step = params.edge_step_mm.max(0.1);
+    let half = table.perimeter() / 2.0;
+    let steps = (half / step).ceil() as usize;
+    for k in 0..=steps {
+        let sides: &[f64] = if k == 0 { &[0.0] } else { &[1.0, -1.0] };
+        for &side in sides {
+            let s = exit_s + side * step * k as f64;
+            let place = table.place_at(s);
+            let base = place.inward.y.atan2(place.inward.x);
+            for i in orientation_order(base, n) {
+                let outline = &outlines[i];
+                // The outline point deepest toward the edge goes to the edge place,
+                // EDGE_TARGET_GAP_MM inside it.
+                let (depth, along) = outline
+                    .iter()
+                    .map(|v| (place.inward.dot(v), place.tangent.dot(v)))
+                    .fold(
+                        (f64::INFINITY, 0.0),
+                        |acc, x| if x.0 < acc.0 { x } else { acc },
+                    );
+                let centre = place.point + place.inward * (EDGE_TARGET_GAP_MM - depth)
+                    - place.tangent * along;
+                let fish = placed(outline, centre, hole_r, footprint.reach());
+                let gap = fish_edge_gap(table, &fish);
+                if !(0.0..=EDGE_TOUCH_MM).contains(&gap) {
+                    continue;
+                }
+                if coin_off && !coin_can_follow(table, obstacles, &fish, coin_r) {
+                    continue;
+                }
+                if obstacles.fish_hits(&fish, params.clearance_mm).is_some() {
+                    continue;
+                }
+                let theta = TAU * i as f64 / n as f64;
+                let pose = Pose::fish(centre.x, centre.y, normalise_angle(theta));
+                return Some((pose, s.rem_euclid(table.perimeter()), k));
+            }
+        }
+    }
+    None
+}
+
+/// R9: with the fish here, its coin could then be put back (R8a "possible"): the
+/// coin fits on the table inside the hole, and nothing else reaches into the hole.
+fn coin_can_follow(table: &Table, obstacles: &Obstacles, fish: &PlacedFish, coin_r: f64) -> bool {
+    table.disc_fits_near(fish.hole.center, fish.hole.radius - coin_r, coin_r)
+        && obstacles.in_disc(&fish.hole).is_empty()
+}
+
+/// Where along the edge (arc length) a fish touches it: the outline vertex nearest
+/// the edge, projected onto the edge.
+pub fn contact_position(table: &Table, fish: &PlacedFish) -> f64 {
+    let nearest = fish
+        .outline
+        .iter()
+        .copied()
+        .min_by(|a, b| {
+            table
+                .signed_distance(*a)
+                .total_cmp(&table.signed_distance(*b))
+        })
+        .unwrap_or(fish.hole.center);
+    table.perimeter_position(nearest)
+}
+
+/// Checks an observed put-back pose of a fish against R6/R9, given what the search
+/// found in the same scene. `Err` says what was broken.
+pub fn check_fish_pose(
+    game: &Game,
+    table: &Table,
+    scene: &Scene,
+    expected: &FishPutBack,
+    observed: &Pose,
+) -> Result<(), String> {
+    let tol = OBSERVED_TOLERANCE_MM;
+    let owner = expected.item.owner;
+    let footprint = FishFootprint::new(&game.items);
+    let fish = footprint.placed(observed);
+    let coin_id = ItemId::coin(owner);
+    let obstacles = Obstacles::build(game, scene, &[expected.item, coin_id]);
+    if let Some(hit) = obstacles.fish_penetrates(&fish, tol) {
+        return Err(format!("R6: put back lying on {hit}"));
+    }
+    if let Some(coin) = scene.poses.get(&coin_id) {
+        let coin_disc = Disc::new(coin.point(), game.items.coin.radius);
+        let in_hole = (coin_disc.center - fish.hole.center).norm() + coin_disc.radius
+            <= fish.hole.radius + tol;
+        if expected.rule == "R6a" && !in_hole {
+            return Err(format!(
+                "R6a: {coin_id} is on the table but not inside the hole"
+            ));
+        }
+        if !in_hole {
+            let shrunk = Disc::new(coin_disc.center, (coin_disc.radius - tol).max(0.0));
+            if crate::geometry::fish_disc_overlap(&fish, &shrunk, 0.0) {
+                return Err(format!("R6: put back lying on {coin_id}"));
+            }
+        }
+        if in_hole {
+            return if table.contains(fish.hole.center) {
+                Ok(())
+            } else {
+                Err("R6a: the fish hangs off the table".into())
+            };
+        }
+    }
+    let gap = fish_edge_gap(table, &fish);
+    if gap < -tol {
+        return Err(format!(
+            "R6b: the fish overhangs the edge by {:.1} mm",
+            -gap
+        ));
+    }
+    if gap > EDGE_TOUCH_MM + tol {
+        return Err(format!(
+            "R6b: the fish is {gap:.1} mm from the edge (at most 3 mm)"
+        ));
+    }
+    if let Some(contact) = expected.contact_s {
+        let allowed = table.perimeter_distance(contact, expected.exit_s) + OBSERVED_NEAR_MM;
+        let got = table.perimeter_distance(contact_position(table, &fish), expected.exit_s);
+        if got > allowed {
+            return Err(format!(
+                "{}: touches the edge {got:.0} mm from where it flew off; a legal place is {:.0} mm away",
+                expected.rule,
+                allowed - OBSERVED_NEAR_MM
+            ));
+        }
+    }
+    if !scene.poses.contains_key(&coin_id) {
+        let coin_r = game.items.coin.radius;
+        let fits = table.disc_fits_near(fish.hole.center, fish.hole.radius - coin_r + tol, coin_r);
+        let foreign = obstacles.in_disc(&Disc::new(fish.hole.center, fish.hole.radius - tol));
+        if !fits || !foreign.is_empty() {
+            return Err(format!(
+                "R9: placed so that {coin_id} cannot be put back in its hole"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An angle in (−π, π].
+pub fn normalise_angle(a: f64) -> f64 {
+    let a = a.rem_euclid(TAU);
+    if a > std::f64::consts::PI {
+        a - TAU
+    } else {
+        a
+    }
+}
