@@ -20,17 +20,19 @@ use crate::model::{PlayerIdx, Pose};
 use nalgebra::Rotation2;
 
 /// How a top-down image maps to the table: pixel (u, v) (its centre) shows the table
-/// point `origin_mm + (u, v) * mm_per_px`.
+/// point `origin_mm + (u, ±v) * mm_per_px` — `−v` when `y_down` (the usual picture
+/// of a table seen from above, +y up the page).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TopGrid {
     pub width: usize,
     pub height: usize,
     pub mm_per_px: f64,
     pub origin_mm: Point,
+    pub y_down: bool,
 }
 
 impl TopGrid {
-    /// A grid covering the table's bounds plus `margin_mm` on every side.
+    /// A grid covering the table's bounds plus `margin_mm` on every side, +y down the rows.
     pub fn covering(table: &Table, mm_per_px: f64, margin_mm: f64) -> TopGrid {
         let (lo, hi) = table.bounds();
         let origin_mm = Point::new(lo.x - margin_mm, lo.y - margin_mm);
@@ -41,16 +43,25 @@ impl TopGrid {
             height,
             mm_per_px,
             origin_mm,
+            y_down: false,
+        }
+    }
+
+    fn sign_y(&self) -> f64 {
+        if self.y_down {
+            -1.0
+        } else {
+            1.0
         }
     }
 
     pub fn table_from_px(&self, u: f64, v: f64) -> Point {
-        self.origin_mm + Vector::new(u, v) * self.mm_per_px
+        self.origin_mm + Vector::new(u, v * self.sign_y()) * self.mm_per_px
     }
 
     pub fn px_from_table(&self, p: Point) -> (f64, f64) {
         let d = (p - self.origin_mm) / self.mm_per_px;
-        (d.x, d.y)
+        (d.x, d.y * self.sign_y())
     }
 }
 
@@ -990,9 +1001,22 @@ mod tests {
 
     #[test]
     fn finds_fish_pose_and_coins_to_subpixel() {
+        finds_fish_pose_and_coins_on(false);
+    }
+
+    #[test]
+    fn finds_fish_pose_and_coins_in_a_y_down_picture() {
+        finds_fish_pose_and_coins_on(true);
+    }
+
+    fn finds_fish_pose_and_coins_on(y_down: bool) {
         let items = Items::default_set();
         let table = Table::rectangle(300.0, 200.0);
-        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let mut grid = TopGrid::covering(&table, 1.0, 20.0);
+        if y_down {
+            grid.origin_mm.y = 220.0;
+            grid.y_down = true;
+        }
         let red = [200, 30, 40];
         let blue = [30, 60, 200];
         let fish = [
