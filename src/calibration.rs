@@ -73,7 +73,10 @@ impl CameraIntrinsics {
     /// Removes the lens distortion from a pixel: the undistorted pixel (same camera
     /// matrix, no distortion). Iterative, as OpenCV's `undistortPoints`.
     pub fn undistort_pixel(&self, px: Point2<f64>) -> Point2<f64> {
-        let target = Point2::new((px.x - self.cx()) / self.fx(), (px.y - self.cy()) / self.fy());
+        let target = Point2::new(
+            (px.x - self.cx()) / self.fx(),
+            (px.y - self.cy()) / self.fy(),
+        );
         let mut p = target;
         for _ in 0..20 {
             let d = self.distort_normalised(p);
@@ -84,7 +87,10 @@ impl CameraIntrinsics {
 
     /// Adds the lens distortion to an undistorted pixel.
     pub fn distort_pixel(&self, px: Point2<f64>) -> Point2<f64> {
-        let n = Point2::new((px.x - self.cx()) / self.fx(), (px.y - self.cy()) / self.fy());
+        let n = Point2::new(
+            (px.x - self.cx()) / self.fx(),
+            (px.y - self.cy()) / self.fy(),
+        );
         self.pixel_from_normalised(n)
     }
 }
@@ -211,6 +217,345 @@ impl TableCalibration {
     }
 }
 
+impl Homography {
+    /// The homography mapping each `from[i]` to `to[i]` (at least 4 pairs, least squares
+    /// beyond that), by the normalised DLT. `None` for degenerate input (collinear points).
+    pub fn from_correspondences(from: &[Point2<f64>], to: &[Point2<f64>]) -> Option<Homography> {
+        if from.len() < 4 || from.len() != to.len() {
+            return None;
+        }
+        // Hartley normalisation keeps the SVD well conditioned for pixel-sized numbers.
+        let (nf, tf) = normalising_transform(from)?;
+        let (nt, tt) = normalising_transform(to)?;
+        let mut a = nalgebra::DMatrix::<f64>::zeros(2 * from.len(), 9);
+        for (i, (p, q)) in nf.iter().zip(&nt).enumerate() {
+            let (x, y, u, v) = (p.x, p.y, q.x, q.y);
+            let r0 = [-x, -y, -1.0, 0.0, 0.0, 0.0, u * x, u * y, u];
+            let r1 = [0.0, 0.0, 0.0, -x, -y, -1.0, v * x, v * y, v];
+            for c in 0..9 {
+                a[(2 * i, c)] = r0[c];
+                a[(2 * i + 1, c)] = r1[c];
+            }
+        }
+        // The null vector of A: smallest eigenvector of AᵀA (A may have fewer rows than 9).
+        let ata = a.transpose() * &a;
+        let eig = nalgebra::SymmetricEigen::new(ata);
+        let (imin, _) = eig
+            .eigenvalues
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))?;
+        // A second (near-)null vector means the points do not pin the map down.
+        let mut sorted: Vec<f64> = eig.eigenvalues.iter().copied().collect();
+        sorted.sort_by(f64::total_cmp);
+        if sorted[1] <= 1e-12 * sorted[8].max(1e-300) {
+            return None;
+        }
+        let h = eig.eigenvectors.column(imin);
+        let hn = Matrix3::from_fn(|r, c| h[3 * r + c]);
+        let m = tt.try_inverse()? * hn * tf;
+        let m = m / m[(2, 2)];
+        Homography::from_matrix(m)
+    }
+}
+
+/// Translates the centroid to 0 and scales the mean distance to √2.
+fn normalising_transform(pts: &[Point2<f64>]) -> Option<(Vec<Point2<f64>>, Matrix3<f64>)> {
+    let n = pts.len() as f64;
+    let cx = pts.iter().map(|p| p.x).sum::<f64>() / n;
+    let cy = pts.iter().map(|p| p.y).sum::<f64>() / n;
+    let mean = pts
+        .iter()
+        .map(|p| ((p.x - cx).powi(2) + (p.y - cy).powi(2)).sqrt())
+        .sum::<f64>()
+        / n;
+    if !(mean > 1e-12) {
+        return None;
+    }
+    let s = std::f64::consts::SQRT_2 / mean;
+    let t = Matrix3::new(s, 0.0, -s * cx, 0.0, s, -s * cy, 0.0, 0.0, 1.0);
+    let out = pts
+        .iter()
+        .map(|p| Point2::new(s * (p.x - cx), s * (p.y - cy)))
+        .collect();
+    Some((out, t))
+}
+
+impl CameraIntrinsics {
+    pub fn matrix(&self) -> Matrix3<f64> {
+        Matrix3::from_fn(|r, c| self.camera_matrix[r][c])
+    }
+
+    /// An ideal camera (no distortion) of the given size and focal length, centred.
+    pub fn pinhole(image_size: [u32; 2], focal_px: f64) -> CameraIntrinsics {
+        let (w, h) = (image_size[0] as f64, image_size[1] as f64);
+        CameraIntrinsics {
+            image_size,
+            camera_matrix: [
+                [focal_px, 0.0, w / 2.0],
+                [0.0, focal_px, h / 2.0],
+                [0.0, 0.0, 1.0],
+            ],
+            dist_coeffs: [0.0; 5],
+            rms_px: 0.0,
+            views: 0,
+            per_view_rms_px: vec![],
+            view_names: vec![],
+        }
+    }
+}
+
+/// How many of `pts_in_image` fall in each cell of a `3x3` grid over the image
+/// (`[row][col]`, row 0 at the top): where a calibration has seen the board.
+pub fn coverage_grid(pts_in_image: &[Point2<f64>], image_size: [u32; 2]) -> [[usize; 3]; 3] {
+    let mut grid = [[0usize; 3]; 3];
+    let (w, h) = (image_size[0].max(1) as f64, image_size[1].max(1) as f64);
+    for p in pts_in_image {
+        if !(p.x >= 0.0 && p.y >= 0.0 && p.x < w && p.y < h) {
+            continue;
+        }
+        let col = ((p.x / w * 3.0) as usize).min(2);
+        let row = ((p.y / h * 3.0) as usize).min(2);
+        grid[row][col] += 1;
+    }
+    grid
+}
+
+/// Names of the 3x3 grid cells, `[row][col]`.
+pub const COVERAGE_CELL_NAMES: [[&str; 3]; 3] = [
+    ["top-left", "top", "top-right"],
+    ["left", "centre", "right"],
+    ["bottom-left", "bottom", "bottom-right"],
+];
+
+/// The cells of a coverage grid that hold clearly fewer corners than the best-covered
+/// ones (under a quarter of the busiest cell): where more board views are needed, since
+/// distortion is only known where corners were seen.
+pub fn sparse_cells(grid: &[[usize; 3]; 3]) -> Vec<&'static str> {
+    let most = grid.iter().flatten().copied().max().unwrap_or(0);
+    let mut out = vec![];
+    for (r, row) in grid.iter().enumerate() {
+        for (c, &n) in row.iter().enumerate() {
+            if n * 4 < most {
+                out.push(COVERAGE_CELL_NAMES[r][c]);
+            }
+        }
+    }
+    out
+}
+
+/// A straight line `n · p = d` with unit normal `n`, in some 2D frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Line2 {
+    pub normal: nalgebra::Vector2<f64>,
+    pub offset: f64,
+}
+
+impl Line2 {
+    /// Total-least-squares fit (orthogonal distances). `None` for fewer than 2 distinct points.
+    pub fn fit(pts: &[Point2<f64>]) -> Option<Line2> {
+        if pts.len() < 2 {
+            return None;
+        }
+        let n = pts.len() as f64;
+        let cx = pts.iter().map(|p| p.x).sum::<f64>() / n;
+        let cy = pts.iter().map(|p| p.y).sum::<f64>() / n;
+        let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+        for p in pts {
+            let (dx, dy) = (p.x - cx, p.y - cy);
+            sxx += dx * dx;
+            sxy += dx * dy;
+            syy += dy * dy;
+        }
+        if sxx + syy <= 0.0 {
+            return None;
+        }
+        // The direction is the major axis of the scatter; the normal is perpendicular.
+        let angle = 0.5 * (2.0 * sxy).atan2(sxx - syy);
+        let normal = nalgebra::Vector2::new(-angle.sin(), angle.cos());
+        Some(Line2 {
+            normal,
+            offset: normal.x * cx + normal.y * cy,
+        })
+    }
+
+    /// Fits, then drops points further than `3 x` the robust spread (and `min_keep_px`)
+    /// from the line and refits, twice: one stray edge pixel must not tilt a table edge.
+    pub fn fit_robust(pts: &[Point2<f64>], min_keep: f64) -> Option<(Line2, Vec<Point2<f64>>)> {
+        let mut kept: Vec<Point2<f64>> = pts.to_vec();
+        let mut line = Line2::fit(&kept)?;
+        for _ in 0..3 {
+            let mut d: Vec<f64> = kept.iter().map(|p| line.distance(*p).abs()).collect();
+            d.sort_by(f64::total_cmp);
+            let mad = d[d.len() / 2];
+            let limit = (3.0 * 1.4826 * mad).max(min_keep);
+            let next: Vec<Point2<f64>> = pts
+                .iter()
+                .copied()
+                .filter(|p| line.distance(*p).abs() <= limit)
+                .collect();
+            if next.len() < 2 {
+                break;
+            }
+            line = Line2::fit(&next)?;
+            kept = next;
+        }
+        Some((line, kept))
+    }
+
+    /// Signed distance (positive on the side the normal points to).
+    pub fn distance(&self, p: Point2<f64>) -> f64 {
+        self.normal.x * p.x + self.normal.y * p.y - self.offset
+    }
+
+    /// Where two lines cross; `None` when (nearly) parallel.
+    pub fn intersect(&self, other: &Line2) -> Option<Point2<f64>> {
+        let det = self.normal.x * other.normal.y - self.normal.y * other.normal.x;
+        if det.abs() < 1e-9 {
+            return None;
+        }
+        Some(Point2::new(
+            (self.offset * other.normal.y - self.normal.y * other.offset) / det,
+            (self.normal.x * other.offset - self.offset * other.normal.x) / det,
+        ))
+    }
+}
+
+/// A rectangle `[0,W]x[0,H]` (mm) as table corners 0..3, counter-clockwise from above.
+pub fn rectangle_corners_mm(width_mm: f64, height_mm: f64) -> Vec<Point2<f64>> {
+    vec![
+        Point2::new(0.0, 0.0),
+        Point2::new(width_mm, 0.0),
+        Point2::new(width_mm, height_mm),
+        Point2::new(0.0, height_mm),
+    ]
+}
+
+/// Orders four corners of a rectangular table seen in an undistorted image as table
+/// corners 0..3 (counter-clockwise seen from above), for a table `width_mm x height_mm`:
+/// - the edge 0→1 is a `W` edge: of the two ways to assign `W` and `H` to the sides,
+///   the one that makes the camera's view of the plane a rigid one (`K⁻¹H` with equal
+///   column norms) is taken, so a table seen end-on still gets its long side right;
+///   when `W ≈ H` or the view cannot tell, any side may be the `W` side;
+/// - of the two corners that then remain possible, corner 0 is the one nearest the
+///   image's bottom-left corner.
+///
+/// Returns the ordered corners and the table's measured aspect `W/H` (from the camera
+/// matrix; compare it with the given size to catch a wrong `--size`).
+pub fn order_table_corners(
+    px_undistorted: &[Point2<f64>; 4],
+    camera: &CameraIntrinsics,
+    width_mm: f64,
+    height_mm: f64,
+) -> Option<([Point2<f64>; 4], f64)> {
+    let c = Point2::new(
+        px_undistorted.iter().map(|p| p.x).sum::<f64>() / 4.0,
+        px_undistorted.iter().map(|p| p.y).sum::<f64>() / 4.0,
+    );
+    // Counter-clockwise seen from above is counter-clockwise on screen, where y points
+    // down: decreasing atan2(y, x) in image coordinates.
+    let mut ccw: Vec<Point2<f64>> = px_undistorted.to_vec();
+    ccw.sort_by(|a, b| {
+        (b.y - c.y)
+            .atan2(b.x - c.x)
+            .total_cmp(&(a.y - c.y).atan2(a.x - c.x))
+    });
+    let k_inv = camera.matrix().try_inverse()?;
+    let rect = rectangle_corners_mm(width_mm, height_mm);
+    let mut options = vec![];
+    for start in 0..4 {
+        let ordered: Vec<Point2<f64>> = (0..4).map(|i| ccw[(start + i) % 4]).collect();
+        let img_from_table = Homography::from_correspondences(&rect, &ordered)?;
+        let m = k_inv * img_from_table.matrix();
+        let ratio = m.column(0).norm() / m.column(1).norm();
+        options.push((start, ratio));
+    }
+    let skew = |r: f64| r.ln().abs();
+    let even = skew(options[0].1).min(skew(options[2].1));
+    let odd = skew(options[1].1).min(skew(options[3].1));
+    // Decide W vs H only when the difference is clear; a square table cannot say.
+    let allowed: Vec<usize> = if (even - odd).abs() < 0.02 {
+        vec![0, 1, 2, 3]
+    } else if even < odd {
+        vec![0, 2]
+    } else {
+        vec![1, 3]
+    };
+    let bottom_left = Point2::new(0.0, camera.image_size[1] as f64);
+    let start = *allowed.iter().min_by(|&&a, &&b| {
+        (ccw[a] - bottom_left)
+            .norm()
+            .total_cmp(&(ccw[b] - bottom_left).norm())
+    })?;
+    let ordered = [0, 1, 2, 3].map(|i| ccw[(start + i) % 4]);
+    let aspect = width_mm / height_mm * options[start].1;
+    Some((ordered, aspect))
+}
+
+/// How far (RMS, mm) the table corners land from where a rigid camera (this `K`, the
+/// plane pose recovered from the homography) would put them: 0 for a perfect
+/// calibration, large when the corners, the size or the intrinsics disagree. Four
+/// corners always fit a homography exactly, so this is the check that means something.
+pub fn rigid_plane_residual_mm(
+    camera: &CameraIntrinsics,
+    table_from_undistorted: &Homography,
+    corners_mm: &[Point2<f64>],
+) -> Option<f64> {
+    let k = camera.matrix();
+    let m = k.try_inverse()? * table_from_undistorted.inverse().matrix();
+    let (a, b) = (m.column(0).into_owned(), m.column(1).into_owned());
+    let scale = 2.0 / (a.norm() + b.norm());
+    let mut r = Matrix3::zeros();
+    r.set_column(0, &(a * scale));
+    r.set_column(1, &(b * scale));
+    r.set_column(2, &(a * scale).cross(&(b * scale)));
+    // The nearest rotation (SVD), so the check is against a truly rigid pose.
+    let svd = r.svd(true, true);
+    let (u, vt) = (svd.u?, svd.v_t?);
+    let mut rot = u * vt;
+    if rot.determinant() < 0.0 {
+        rot = -rot;
+    }
+    let t = m.column(2) * scale;
+    let mut sum = 0.0;
+    for p in corners_mm {
+        let cam = rot.column(0) * p.x + rot.column(1) * p.y + t;
+        let px = k * cam;
+        let px = Point2::new(px.x / px.z, px.y / px.z);
+        let back = table_from_undistorted.apply(px);
+        sum += (back - p).norm_squared();
+    }
+    Some((sum / corners_mm.len().max(1) as f64).sqrt())
+}
+
+impl TableCalibration {
+    /// An undistorted pixel to table mm.
+    pub fn table_from_undistorted_pixel(&self, px: Point2<f64>) -> Point {
+        self.table_from_undistorted.apply(px)
+    }
+
+    /// Table mm to the undistorted pixel.
+    pub fn undistorted_pixel_from_table(&self, p: Point) -> Point2<f64> {
+        self.table_from_undistorted.inverse().apply(p)
+    }
+
+    /// The axis-aligned bounds of the table polygon, `(min, max)` in mm.
+    pub fn bounds_mm(&self) -> (Point, Point) {
+        let xs = self.file.corners_mm.iter().map(|c| c[0]);
+        let ys = self.file.corners_mm.iter().map(|c| c[1]);
+        (
+            Point::new(
+                xs.clone().fold(f64::INFINITY, f64::min),
+                ys.clone().fold(f64::INFINITY, f64::min),
+            ),
+            Point::new(
+                xs.fold(f64::NEG_INFINITY, f64::max),
+                ys.fold(f64::NEG_INFINITY, f64::max),
+            ),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,7 +575,12 @@ mod tests {
     #[test]
     fn undistort_inverts_distort() {
         let cam = camera();
-        for &(u, v) in &[(10.0, 10.0), (640.0, 360.0), (1200.0, 700.0), (300.0, 500.0)] {
+        for &(u, v) in &[
+            (10.0, 10.0),
+            (640.0, 360.0),
+            (1200.0, 700.0),
+            (300.0, 500.0),
+        ] {
             let p = Point2::new(u, v);
             let back = cam.distort_pixel(cam.undistort_pixel(p));
             assert!((back - p).norm() < 1e-6, "{p:?} -> {back:?}");
@@ -239,9 +589,117 @@ mod tests {
 
     #[test]
     fn singular_homography_is_refused() {
-        assert!(Homography::from_rows([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 1.0]]).is_none());
+        assert!(
+            Homography::from_rows([[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 1.0]]).is_none()
+        );
         let h = Homography::from_rows([[2.0, 0.0, 5.0], [0.0, 3.0, 1.0], [0.0, 0.0, 1.0]]).unwrap();
         let p = Point2::new(4.0, 7.0);
         assert!((h.inverse().apply(h.apply(p)) - p).norm() < 1e-12);
+    }
+
+    #[test]
+    fn dlt_recovers_a_projective_map() {
+        let h = Homography::from_rows([[1.2, 0.1, 30.0], [-0.05, 0.9, 12.0], [1e-4, 2e-4, 1.0]])
+            .unwrap();
+        let src: Vec<Point2<f64>> = [
+            (0.0, 0.0),
+            (1000.0, 0.0),
+            (1000.0, 700.0),
+            (0.0, 700.0),
+            (420.0, 313.0),
+        ]
+        .iter()
+        .map(|&(x, y)| Point2::new(x, y))
+        .collect();
+        let dst: Vec<Point2<f64>> = src.iter().map(|&p| h.apply(p)).collect();
+        let fit = Homography::from_correspondences(&src[..4], &dst[..4]).unwrap();
+        for &p in &src {
+            assert!((fit.apply(p) - h.apply(p)).norm() < 1e-6);
+        }
+        let collinear: Vec<Point2<f64>> = (0..4)
+            .map(|i| Point2::new(i as f64, 2.0 * i as f64))
+            .collect();
+        assert!(Homography::from_correspondences(&collinear, &dst[..4]).is_none());
+    }
+
+    #[test]
+    fn line_fit_and_intersection() {
+        let pts: Vec<Point2<f64>> = (0..50)
+            .map(|i| Point2::new(i as f64, 3.0 + 0.5 * i as f64))
+            .collect();
+        let mut noisy = pts.clone();
+        noisy.push(Point2::new(10.0, 40.0));
+        let (line, kept) = Line2::fit_robust(&noisy, 0.5).unwrap();
+        assert_eq!(kept.len(), 50);
+        for p in &pts {
+            assert!(line.distance(*p).abs() < 1e-9);
+        }
+        let vertical = Line2::fit(&[Point2::new(7.0, 0.0), Point2::new(7.0, 9.0)]).unwrap();
+        let x = line.intersect(&vertical).unwrap();
+        assert!((x - Point2::new(7.0, 6.5)).norm() < 1e-9);
+    }
+
+    #[test]
+    fn coverage_counts_by_cell() {
+        let pts = [
+            Point2::new(1.0, 1.0),
+            Point2::new(1279.0, 719.0),
+            Point2::new(640.0, 360.0),
+            Point2::new(-1.0, 5.0),
+        ];
+        let g = coverage_grid(&pts, [1280, 720]);
+        assert_eq!(g, [[1, 0, 0], [0, 1, 0], [0, 0, 1]]);
+        assert_eq!(
+            sparse_cells(&[[8, 8, 8], [8, 8, 8], [8, 1, 8]]),
+            vec!["bottom"]
+        );
+    }
+
+    /// A camera looking down at a 1000x700 table with a tilt: the pixel corners
+    /// are ordered with the W side first, whatever order they come in.
+    #[test]
+    fn corners_are_ordered_from_bottom_left_with_w_first() {
+        let cam = CameraIntrinsics::pinhole([1280, 720], 1000.0);
+        // Pose: table 2 m away, tilted 30° about the image x axis, rotated 90° so that
+        // the long side runs up the image.
+        let (w, h) = (1000.0, 700.0);
+        let tilt = 30f64.to_radians();
+        let project = |x: f64, y: f64| {
+            // Table (x, y) -> camera: x runs up the image (-y_cam), y runs left (-x_cam).
+            let (xc, yc0) = (-(y - h / 2.0), -(x - w / 2.0));
+            let (yc, zc) = (yc0 * tilt.cos(), 2000.0 + yc0 * tilt.sin());
+            Point2::new(1000.0 * xc / zc + 640.0, 1000.0 * yc / zc + 360.0)
+        };
+        let truth = [
+            project(0.0, 0.0),
+            project(w, 0.0),
+            project(w, h),
+            project(0.0, h),
+        ];
+        let shuffled = [truth[2], truth[0], truth[3], truth[1]];
+        let (ordered, aspect) = order_table_corners(&shuffled, &cam, w, h).unwrap();
+        assert!((aspect - w / h).abs() < 1e-6, "aspect {aspect}");
+        // Corner 0 is the one nearest bottom-left among the two with W first: truth[0] or truth[2].
+        let expected = if (truth[0] - Point2::new(0.0, 720.0)).norm()
+            < (truth[2] - Point2::new(0.0, 720.0)).norm()
+        {
+            [truth[0], truth[1], truth[2], truth[3]]
+        } else {
+            [truth[2], truth[3], truth[0], truth[1]]
+        };
+        for (a, b) in ordered.iter().zip(&expected) {
+            assert!((a - b).norm() < 1e-9, "{ordered:?} vs {expected:?}");
+        }
+        let table_from_px =
+            Homography::from_correspondences(&ordered, &rectangle_corners_mm(w, h)).unwrap();
+        let residual =
+            rigid_plane_residual_mm(&cam, &table_from_px, &rectangle_corners_mm(w, h)).unwrap();
+        assert!(residual < 1e-6, "{residual}");
+        // A wrong size is caught by the rigid check.
+        let wrong =
+            Homography::from_correspondences(&ordered, &rectangle_corners_mm(w, 500.0)).unwrap();
+        assert!(
+            rigid_plane_residual_mm(&cam, &wrong, &rectangle_corners_mm(w, 500.0)).unwrap() > 5.0
+        );
     }
 }

@@ -1,13 +1,313 @@
-//! `fishtrack score`: not built yet.
+//! `fishtrack score`: re-runs the rules engine on a record.json and prints the score
+//! table shot by shot (or its JSON form). Resolves the set-up and the table from the
+//! flags, the record itself, or the bundled `calibration/`. Uses: rules, record,
+//! config, geometry.
 
+use crate::config::{load_json, Game};
+use crate::geometry::{Point, Table};
+use crate::model::ItemId;
+use crate::record::{PutBack, Record, Violation};
+use crate::rules::{rescore_detailed, PointEntry};
+use anyhow::{anyhow, Context};
 use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The default table when neither the record, `--table` nor `calibration/table.json`
+/// gives one: 1000 x 700 mm.
+const DEFAULT_TABLE_MM: (f64, f64) = (1000.0, 700.0);
 
 #[derive(Debug, Args)]
+#[command(
+    long_about = "Re-run the rules (R2–R11) on a record.json and print the score table: one row per \
+shot with the mover, the lost items, the points and why, the put-backs the rules require, the \
+violations, and every player's running total.\n\n\
+The set-up comes from --game, else the game embedded in the record, else calibration/game.json. \
+The table comes from --table (a table.json; only `corners_mm` is read), else the record's \
+`table_mm`, else calibration/table.json, else a 1000x700 mm rectangle."
+)]
 pub struct ScoreArgs {
-    /// Arguments of this command, once it exists.
-    pub args: Vec<String>,
+    /// The record to score (default: the bundled samples/demo/record.json).
+    pub record: Option<PathBuf>,
+    /// Match set-up (game.json): players in move order, moves per player, items, fine policy.
+    #[arg(long)]
+    pub game: Option<PathBuf>,
+    /// Table polygon: a table.json whose `corners_mm` lists the corners in mm.
+    #[arg(long)]
+    pub table: Option<PathBuf>,
+    /// Print the machine form (JSON) instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_args: ScoreArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`fishtrack score` is not available in this build yet")
+/// Just the part of table.json `score` needs.
+#[derive(Debug, Deserialize)]
+struct TableCorners {
+    corners_mm: Vec<[f64; 2]>,
+}
+
+/// The machine form of the score table.
+#[derive(Debug, Serialize)]
+struct ScoreTable {
+    players: Vec<String>,
+    shots: Vec<ShotRow>,
+    scores: Vec<i32>,
+    moves_made: Vec<u32>,
+    match_over: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct ShotRow {
+    index: usize,
+    player: usize,
+    counted: bool,
+    lost: Vec<ItemId>,
+    score: Vec<i32>,
+    points: Vec<PointEntry>,
+    put_back: Vec<PutBack>,
+    violations: Vec<Violation>,
+    totals: Vec<i32>,
+}
+
+pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
+    let record_path = args.record.clone().unwrap_or_else(|| {
+        super::bundled_dir("samples")
+            .join("demo")
+            .join("record.json")
+    });
+    let record = Record::load(&record_path)?;
+    let game = resolve_game(&args, &record, &record_path)?;
+    let table = resolve_table(&args, &record, &record_path)?;
+    let (scored, judgements, state) = rescore_detailed(&game, &table, &record)
+        .with_context(|| record_path.display().to_string())?;
+
+    let mut totals = vec![0i32; game.player_count()];
+    let mut rows = Vec::with_capacity(scored.shots.len());
+    for (shot, j) in scored.shots.iter().zip(judgements) {
+        for (t, d) in totals.iter_mut().zip(&j.score) {
+            *t += d;
+        }
+        rows.push(ShotRow {
+            index: shot.index,
+            player: shot.player,
+            counted: j.counted,
+            lost: shot.lost.iter().map(|l| l.item).collect(),
+            score: j.score,
+            points: j.points,
+            put_back: j.put_back,
+            violations: j.violations,
+            totals: totals.clone(),
+        });
+    }
+    let table_out = ScoreTable {
+        players: game.players.iter().map(|p| p.name.clone()).collect(),
+        shots: rows,
+        scores: scored.scores.clone(),
+        moves_made: state.moves_made.clone(),
+        match_over: state.is_over(),
+    };
+    let text = if args.json {
+        serde_json::to_string_pretty(&table_out)? + "\n"
+    } else {
+        render(&game, &table_out)
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(())
+}
+
+fn resolve_game(args: &ScoreArgs, record: &Record, record_path: &Path) -> anyhow::Result<Game> {
+    if let Some(path) = &args.game {
+        return Ok(Game::load(path)?);
+    }
+    if let Some(game) = &record.game {
+        game.validate()
+            .map_err(|e| anyhow!("{}: game: {e}", record_path.display()))?;
+        return Ok(game.clone());
+    }
+    let path = super::bundled_dir("calibration").join("game.json");
+    Ok(Game::load(&path)?)
+}
+
+fn resolve_table(args: &ScoreArgs, record: &Record, record_path: &Path) -> anyhow::Result<Table> {
+    let polygon = |corners: &[[f64; 2]], origin: &str| -> anyhow::Result<Table> {
+        let pts = corners.iter().map(|&[x, y]| Point::new(x, y)).collect();
+        Table::new(pts).map_err(|e| anyhow!("{origin}: {e}"))
+    };
+    if let Some(path) = &args.table {
+        let file: TableCorners = load_json(path)?;
+        return polygon(&file.corners_mm, &path.display().to_string());
+    }
+    if let Some(corners) = &record.table_mm {
+        return polygon(corners, &format!("{}: table_mm", record_path.display()));
+    }
+    let path = super::bundled_dir("calibration").join("table.json");
+    if path.exists() {
+        let file: TableCorners = load_json(&path)?;
+        return polygon(&file.corners_mm, &path.display().to_string());
+    }
+    Ok(Table::rectangle(DEFAULT_TABLE_MM.0, DEFAULT_TABLE_MM.1))
+}
+
+fn signed(v: i32) -> String {
+    if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+fn put_back_text(p: &PutBack) -> String {
+    let verdict = p
+        .verdict
+        .as_deref()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
+    let at = match p.pose {
+        Some(pose) if p.item.is_fish() => format!(
+            " at ({:.0}, {:.0}, {:.0}°)",
+            pose.x,
+            pose.y,
+            pose.angle().to_degrees()
+        ),
+        Some(pose) => format!(" at ({:.0}, {:.0})", pose.x, pose.y),
+        None => String::new(),
+    };
+    format!("{} {}{verdict}{at}", p.item, p.rule)
+}
+
+/// The human form: an aligned table, then the totals.
+fn render(game: &Game, t: &ScoreTable) -> String {
+    let name = |p: usize| game.players.get(p).map(|x| x.name.as_str()).unwrap_or("?");
+    let mut header = vec![
+        "shot".to_string(),
+        "mover".into(),
+        "lost".into(),
+        "points".into(),
+        "put back".into(),
+        "violations".into(),
+    ];
+    header.extend(t.players.iter().cloned());
+    let mut rows = vec![header];
+    for r in &t.shots {
+        let mover = if r.counted {
+            name(r.player).to_string()
+        } else {
+            format!("{} (not counted)", name(r.player))
+        };
+        let lost = if r.lost.is_empty() {
+            "-".to_string()
+        } else {
+            r.lost
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let points = if r.points.is_empty() {
+            "-".to_string()
+        } else {
+            r.points
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{} {} {} ({})",
+                        name(p.player),
+                        signed(p.points),
+                        p.rule,
+                        p.reason
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let put_back = if r.put_back.is_empty() {
+            "-".to_string()
+        } else {
+            r.put_back
+                .iter()
+                .map(put_back_text)
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let violations = if r.violations.is_empty() {
+            "-".to_string()
+        } else {
+            r.violations
+                .iter()
+                .map(|v| {
+                    let fine = if v.fine != 0 {
+                        format!(", fine {}", v.fine)
+                    } else {
+                        String::new()
+                    };
+                    format!("{} {}{fine}: {}", v.code, name(v.player), v.evidence)
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let mut row = vec![
+            r.index.to_string(),
+            mover,
+            lost,
+            points,
+            put_back,
+            violations,
+        ];
+        row.extend(r.totals.iter().map(|v| v.to_string()));
+        rows.push(row);
+    }
+    let cols = rows[0].len();
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for (k, row) in rows.iter().enumerate() {
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| {
+                let pad = widths[c] - cell.chars().count();
+                if c >= 6 || c == 0 {
+                    format!("{}{cell}", " ".repeat(pad))
+                } else {
+                    format!("{cell}{}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+        if k == 0 {
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            out.push_str(&rule.join("  "));
+            out.push('\n');
+        }
+    }
+    let totals: Vec<String> = t
+        .players
+        .iter()
+        .zip(&t.scores)
+        .map(|(p, s)| format!("{p} {s}"))
+        .collect();
+    out.push_str(&format!("\ntotal: {}\n", totals.join(", ")));
+    let made: u32 = t.moves_made.iter().sum();
+    let due = game.moves_per_player * game.player_count() as u32;
+    if t.match_over {
+        let best = t.scores.iter().copied().max().unwrap_or(0);
+        let winners: Vec<&str> = t
+            .players
+            .iter()
+            .zip(&t.scores)
+            .filter(|(_, s)| **s == best)
+            .map(|(p, _)| p.as_str())
+            .collect();
+        let word = if winners.len() > 1 { "draw" } else { "winner" };
+        out.push_str(&format!(
+            "match over ({made} moves); {word}: {}\n",
+            winners.join(", ")
+        ));
+    } else {
+        out.push_str(&format!("match not finished: {made} of {due} moves made\n"));
+    }
+    out
 }

@@ -1,1 +1,53 @@
-//! Tracking (pure): identities through blur, collisions and hands.
+//! Tracking (pure): identities frame to frame from detections, in table
+//! millimetres, through blur, coin–coin collisions, hands and stacking. No OpenCV,
+//! no I/O. Uses: model, config, geometry, record (`StartState`), kiddo (in `gate`).
+//!
+//! # Public API (detector → tracker → shot cutter)
+//! - [`FrameDetections`] (`fish: Vec<FishDetection>`, `coins: Vec<CoinDetection>`,
+//!   `occluders: Vec<Occluder>`, `off_table: Vec<OffTableBlob>`): what the detector
+//!   reports per frame, table mm; serde, so streams can be stored as JSONL.
+//! - [`TrackerConfig::new(fps, players, table, &items)`](TrackerConfig::new): defaults
+//!   in seconds, mm and mm/s (converted with the real fps); public fields to tune.
+//! - [`Tracker::new(cfg)`](Tracker::new) or [`Tracker::with_start(cfg, &start)`](Tracker::with_start)
+//!   (identities from `state.json` poses), then
+//!   [`Tracker::update(frame, &dets) -> TrackFrame`](Tracker::update) once per frame,
+//!   in order, **even with no detections**.
+//! - [`TrackFrame`]: every track's [`TrackedItem`] (`item: Option<ItemId>`, `state:
+//!   TrackState`, `pose`, `velocity_mm_s`, `seen`, `hidden_by`) plus [`TrackEvent`]s.
+//!   Feed these to `shots::ShotCutter`.
+//! - [`assign(cost, max_cost) -> Assignment`](assign()) (optimal, Hungarian) and the
+//!   motion model ([`motion`]) are pure functions of their own.
+//!
+//! # How identities are kept
+//! - Fish: colour (`player_scores`) smoothed over time; a fish changes identity only
+//!   after its colour has said so for `identity_hold_s` (never on one frame). The
+//!   colour also enters the match cost, so two fish that touch keep their tracks.
+//! - Coins are twins: identity from the start (in the hole of fish K → `coin:K`, or
+//!   the nearest `StartState` pose) and then continuity only. The motion model
+//!   predicts coin–coin collisions (equal discs exchange normal velocity), and the
+//!   cost takes the better of the free and the collision prediction per track.
+//! - Hands: an unseen item under an occluder is held where it was last seen; its
+//!   gate grows with time unseen so it is re-acquired (matched, not re-created) when
+//!   the hand leaves, even if it moved meanwhile.
+//! - Put-backs: a new fish whose colour is a fish that fell off, or a new coin in
+//!   the hole of fish K while `coin:K` is off the table, revives the old track.
+//! - Off the table: seen beyond the edge, matched to a floor blob, or last seen
+//!   near the edge and predicted across it → `Removed(OffTable { frame, exit })`.
+//!   An item that vanishes elsewhere stays `Lost` where the model puts it; the shot
+//!   judge decides lost vs hidden.
+
+mod assign;
+pub mod detections;
+mod gate;
+pub mod motion;
+pub mod state;
+mod tracker;
+
+pub use assign::{assign, assignment_cost, Assignment};
+pub use detections::{
+    BlobKind, CoinDetection, FishDetection, FrameDetections, Occluder, OffTableBlob, Streak,
+};
+pub use state::{ExitEvidence, RemovalReason, TrackId, TrackState};
+pub use tracker::{
+    edge_crossing, Hider, TrackError, TrackEvent, TrackFrame, TrackedItem, Tracker, TrackerConfig,
+};

@@ -1,1 +1,324 @@
-//! (placeholder, see vision/mod.rs)
+//! Frame sources: a video file, a folder of images, a glob (`shots/*.png`) or a
+//! single image, all streamed the same way as `Frame { index, name, image }`, so
+//! calibration and `analyse` need not care where pixels come from.
+//! Uses: model (FrameIdx); OpenCV videoio/imgcodecs to decode.
+
+use crate::model::FrameIdx;
+use opencv::core::{Mat, Vector};
+use opencv::prelude::*;
+use opencv::{core, imgcodecs, videoio};
+use std::path::{Path, PathBuf};
+
+/// File extensions read as still images (lower case); anything else is tried as a video.
+pub const IMAGE_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "pgm", "ppm",
+];
+
+/// Why frames could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("{0}: no such file or folder")]
+    NotFound(String),
+    #[error("{0}: no images match")]
+    NoImages(String),
+    #[error("{0}: cannot open as a video")]
+    VideoOpen(String),
+    #[error("{path}: cannot read the image")]
+    ImageRead { path: String },
+    #[error("{0}: cannot seek to frame {1}")]
+    Seek(String, FrameIdx),
+    #[error("{what}: {source}")]
+    OpenCv { what: String, source: opencv::Error },
+}
+
+fn cv<T>(what: &str, r: opencv::Result<T>) -> Result<T, CaptureError> {
+    r.map_err(|source| CaptureError::OpenCv {
+        what: what.to_string(),
+        source,
+    })
+}
+
+/// One decoded frame (BGR, 8 bit).
+pub struct Frame {
+    /// 0-based position in its source.
+    pub index: FrameIdx,
+    /// The image file name, or `frame N` for a video: what messages should call it.
+    pub name: String,
+    pub image: Mat,
+}
+
+enum Kind {
+    Images {
+        paths: Vec<PathBuf>,
+        next: usize,
+    },
+    Video {
+        capture: videoio::VideoCapture,
+        next: FrameIdx,
+        frames: Option<u64>,
+    },
+}
+
+/// A stream of frames from a video, a folder, a glob or one image.
+pub struct FrameSource {
+    spec: String,
+    kind: Kind,
+    fps: Option<f64>,
+}
+
+fn is_image_path(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| IMAGE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+fn has_wildcards(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+impl FrameSource {
+    /// Opens `spec`: a folder (its images, sorted by name), a glob pattern (wildcards in
+    /// the file name), an image file, or a video file.
+    pub fn open(spec: &str) -> Result<FrameSource, CaptureError> {
+        let path = Path::new(spec);
+        if path.is_dir() {
+            let mut paths: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(|_| CaptureError::NotFound(spec.to_string()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && is_image_path(p))
+                .collect();
+            paths.sort();
+            return FrameSource::from_images(spec, paths);
+        }
+        if !path.exists() && has_wildcards(spec) {
+            let mut found = Vector::<String>::new();
+            cv("glob", core::glob(spec, &mut found, false))?;
+            let mut paths: Vec<PathBuf> = found
+                .iter()
+                .map(PathBuf::from)
+                .filter(|p| is_image_path(p))
+                .collect();
+            paths.sort();
+            return FrameSource::from_images(spec, paths);
+        }
+        if !path.is_file() {
+            return Err(CaptureError::NotFound(spec.to_string()));
+        }
+        if is_image_path(path) {
+            return FrameSource::from_images(spec, vec![path.to_path_buf()]);
+        }
+        let capture = cv(
+            "video",
+            videoio::VideoCapture::from_file(spec, videoio::CAP_ANY),
+        )?;
+        if !cv("video", capture.is_opened())? {
+            return Err(CaptureError::VideoOpen(spec.to_string()));
+        }
+        let count = capture.get(videoio::CAP_PROP_FRAME_COUNT).unwrap_or(0.0);
+        let fps = capture.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
+        Ok(FrameSource {
+            spec: spec.to_string(),
+            kind: Kind::Video {
+                capture,
+                next: 0,
+                frames: (count >= 1.0).then_some(count as u64),
+            },
+            fps: (fps > 0.0).then_some(fps),
+        })
+    }
+
+    /// A source over the given image files, in this order.
+    pub fn from_images(spec: &str, paths: Vec<PathBuf>) -> Result<FrameSource, CaptureError> {
+        if paths.is_empty() {
+            return Err(CaptureError::NoImages(spec.to_string()));
+        }
+        Ok(FrameSource {
+            spec: spec.to_string(),
+            kind: Kind::Images { paths, next: 0 },
+            fps: None,
+        })
+    }
+
+    /// What the source was opened from.
+    pub fn spec(&self) -> &str {
+        &self.spec
+    }
+
+    pub fn is_video(&self) -> bool {
+        matches!(self.kind, Kind::Video { .. })
+    }
+
+    /// Frames per second of a video (as its container says).
+    pub fn fps(&self) -> Option<f64> {
+        self.fps
+    }
+
+    /// How many frames the source holds, when known (a video's count is the container's claim).
+    pub fn len(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::Images { paths, .. } => Some(paths.len() as u64),
+            Kind::Video { frames, .. } => *frames,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
+    /// The next frame, `None` at the end. An unreadable image file is an error.
+    pub fn next_frame(&mut self) -> Result<Option<Frame>, CaptureError> {
+        match &mut self.kind {
+            Kind::Images { paths, next } => {
+                let Some(path) = paths.get(*next) else {
+                    return Ok(None);
+                };
+                let index = *next as FrameIdx;
+                *next += 1;
+                let image = read_image(path)?;
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| path.display().to_string());
+                Ok(Some(Frame { index, name, image }))
+            }
+            Kind::Video { capture, next, .. } => {
+                let mut image = Mat::default();
+                let ok = cv("video read", capture.read(&mut image))?;
+                if !ok || image.empty() {
+                    return Ok(None);
+                }
+                let index = *next;
+                *next += 1;
+                Ok(Some(Frame {
+                    index,
+                    name: format!("frame {index}"),
+                    image,
+                }))
+            }
+        }
+    }
+
+    /// Skips the next frame without decoding it fully (cheap for videos); false at the end.
+    pub fn skip_frame(&mut self) -> Result<bool, CaptureError> {
+        match &mut self.kind {
+            Kind::Images { paths, next } => {
+                if *next >= paths.len() {
+                    return Ok(false);
+                }
+                *next += 1;
+                Ok(true)
+            }
+            Kind::Video { capture, next, .. } => {
+                let ok = cv("video grab", capture.grab())?;
+                if ok {
+                    *next += 1;
+                }
+                Ok(ok)
+            }
+        }
+    }
+
+    /// Frame `index` (counting from 0), read afresh: re-opens or seeks as needed.
+    pub fn frame_at(&mut self, index: FrameIdx) -> Result<Option<Frame>, CaptureError> {
+        let current = match &self.kind {
+            Kind::Images { next, .. } => *next as FrameIdx,
+            Kind::Video { next, .. } => *next,
+        };
+        if index < current {
+            match &mut self.kind {
+                Kind::Images { next, .. } => *next = index as usize,
+                Kind::Video { .. } => *self = FrameSource::open(&self.spec.clone())?,
+            }
+        }
+        loop {
+            let at = match &self.kind {
+                Kind::Images { next, .. } => *next as FrameIdx,
+                Kind::Video { next, .. } => *next,
+            };
+            if at >= index {
+                break;
+            }
+            if !self.skip_frame()? {
+                return Ok(None);
+            }
+        }
+        self.next_frame()
+    }
+}
+
+impl Iterator for FrameSource {
+    type Item = Result<Frame, CaptureError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_frame().transpose()
+    }
+}
+
+/// Reads one image file as 8-bit BGR.
+pub fn read_image(path: &Path) -> Result<Mat, CaptureError> {
+    let image = cv(
+        "imread",
+        imgcodecs::imread(&path.to_string_lossy().as_ref(), imgcodecs::IMREAD_COLOR),
+    )?;
+    if image.empty() {
+        return Err(CaptureError::ImageRead {
+            path: path.display().to_string(),
+        });
+    }
+    Ok(image)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_png(path: &Path, value: u8) {
+        let m =
+            Mat::new_rows_cols_with_default(8, 12, core::CV_8UC3, core::Scalar::all(value as f64))
+                .unwrap();
+        assert!(imgcodecs::imwrite(&path.to_string_lossy().as_ref(), &m, &Vector::new()).unwrap());
+    }
+
+    #[test]
+    fn folder_and_glob_stream_sorted_images_with_indices() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, v) in [("b.png", 20), ("a.png", 10), ("c.jpg", 30)] {
+            write_png(&dir.path().join(name), v);
+        }
+        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        let src = FrameSource::open(&dir.path().to_string_lossy()).unwrap();
+        assert_eq!(src.len(), Some(3));
+        let names: Vec<(FrameIdx, String)> =
+            src.map(|f| f.unwrap()).map(|f| (f.index, f.name)).collect();
+        assert_eq!(
+            names,
+            vec![
+                (0, "a.png".into()),
+                (1, "b.png".into()),
+                (2, "c.jpg".into())
+            ]
+        );
+        let pattern = dir.path().join("*.png");
+        let mut src = FrameSource::open(&pattern.to_string_lossy()).unwrap();
+        assert_eq!(src.len(), Some(2));
+        let second = src.frame_at(1).unwrap().unwrap();
+        assert_eq!(second.name, "b.png");
+        assert_eq!(
+            *second.image.at_2d::<core::Vec3b>(0, 0).unwrap(),
+            core::Vec3b::from([20, 20, 20])
+        );
+        let first = src.frame_at(0).unwrap().unwrap();
+        assert_eq!(first.name, "a.png");
+    }
+
+    #[test]
+    fn missing_inputs_are_named() {
+        let err = FrameSource::open("/no/such/place/x.mp4").err().unwrap();
+        assert!(err.to_string().contains("/no/such/place/x.mp4"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let err = FrameSource::open(&dir.path().join("*.png").to_string_lossy())
+            .err()
+            .unwrap();
+        assert!(matches!(err, CaptureError::NoImages(_)), "{err}");
+    }
+}

@@ -1,0 +1,1136 @@
+//! The tracker state machine: one [`Tracker::update`] per video frame (also when
+//! nothing was detected) turns [`FrameDetections`] into a [`TrackFrame`] of every
+//! item's identity, pose and state. Steps per frame: 1 predict (friction, equal-disc
+//! collisions, hold what a hand hides), 2 gate + cost, 3 assign, 4 update matched,
+//! 5 unmatched tracks (lost, hidden, off the table), 6 births, 7 confirmation and
+//! identity (colour for fish, hole or start state for coins, put-backs revive the
+//! old track), 8 fish colour hysteresis. Uses: model, config, geometry, record.
+
+use super::assign::assign;
+use super::detections::{FrameDetections, Streak};
+use super::gate::gate_candidates;
+use super::motion::{advance, predict_bodies, Body};
+use super::state::{ExitEvidence, RemovalReason, TrackId, TrackState};
+use crate::config::Items;
+use crate::geometry::table::closest_on_segment;
+use crate::geometry::{FishFootprint, Point, Table, Vector};
+use crate::model::{FrameIdx, ItemId, ItemKind, PlayerIdx, Pose};
+use crate::record::StartState;
+use nalgebra::{DMatrix, Rotation2};
+
+/// Why a tracker cannot be configured.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TrackError {
+    #[error("frame rate must be a positive number, got {0}")]
+    BadFps(f64),
+    #[error("a match needs at least one player")]
+    NoPlayers,
+    #[error("tracker setting `{name}` must be a non-negative number, got {value}")]
+    BadSetting { name: &'static str, value: f64 },
+}
+
+/// Tracker settings. Times are in seconds and speeds in mm/s; they are turned into
+/// frames with the real `fps`, never assumed to be 30 fps.
+#[derive(Debug, Clone)]
+pub struct TrackerConfig {
+    pub fps: f64,
+    pub players: usize,
+    pub table: Table,
+    pub footprint: FishFootprint,
+    pub coin_radius: f64,
+    /// Sliding friction as a constant deceleration (μg), mm/s².
+    pub friction_decel_mm_s2: f64,
+    /// Coin–coin restitution for the collision-aware prediction.
+    pub restitution: f64,
+    /// The fastest an item is expected to move (a coin thrown out of a hole), mm/s.
+    pub max_speed_mm_s: f64,
+    /// Below this an item counts as at rest (then a sudden kick is allowed for).
+    pub still_speed_mm_s: f64,
+    /// Gate around a prediction for measurement noise, mm.
+    pub gate_base_mm: f64,
+    /// The gate of an unseen item grows at `max_speed` up to this, mm.
+    pub lost_gate_max_mm: f64,
+    /// Extra cost (mm) for explaining a detection by a resting item being kicked.
+    pub kick_penalty_mm: f64,
+    /// Extra cost (mm) for matching an item that was not seen last frame.
+    pub lost_penalty_mm: f64,
+    /// Cost (mm) of a fish colour that is certainly not the track's player.
+    pub colour_weight_mm: f64,
+    /// Cost (mm per radian) of a fish turning.
+    pub angle_weight_mm: f64,
+    /// A match costing more than this is never made (mm).
+    pub max_match_cost_mm: f64,
+    /// A new track is confirmed after this much of being seen.
+    pub confirm_s: f64,
+    /// A tentative track unseen this long is dropped.
+    pub tentative_timeout_s: f64,
+    /// Time constant of the smoothed fish colour.
+    pub colour_smoothing_s: f64,
+    /// A fish changes identity only after its colour says so this long …
+    pub identity_hold_s: f64,
+    /// … by at least this margin of smoothed colour score.
+    pub identity_margin: f64,
+    /// Position gain of the α–β filter.
+    pub filter_alpha: f64,
+    /// Velocity gain of the α–β filter.
+    pub filter_beta: f64,
+    /// A residual larger than this (mm) is a kick: velocity restarts from the jump.
+    pub kick_residual_mm: f64,
+    /// A coin within `hole_radius - coin_radius + this` of a hole centre is in it.
+    pub hole_tolerance_mm: f64,
+    /// Margin around occluders, mm.
+    pub occluder_margin_mm: f64,
+    /// Centre of mass this far beyond the edge means the item fell, mm.
+    pub off_table_margin_mm: f64,
+}
+
+impl TrackerConfig {
+    /// Defaults for the standard items, checked.
+    pub fn new(fps: f64, players: usize, table: Table, items: &Items) -> Result<Self, TrackError> {
+        let cfg = TrackerConfig {
+            fps,
+            players,
+            table,
+            footprint: FishFootprint::new(items),
+            coin_radius: items.coin.radius,
+            friction_decel_mm_s2: 2000.0,
+            restitution: 0.9,
+            max_speed_mm_s: 3000.0,
+            still_speed_mm_s: 40.0,
+            gate_base_mm: 10.0,
+            lost_gate_max_mm: 250.0,
+            kick_penalty_mm: 15.0,
+            lost_penalty_mm: 5.0,
+            colour_weight_mm: 80.0,
+            angle_weight_mm: 5.0,
+            max_match_cost_mm: 500.0,
+            confirm_s: 0.08,
+            tentative_timeout_s: 0.2,
+            colour_smoothing_s: 0.2,
+            identity_hold_s: 0.5,
+            identity_margin: 0.2,
+            filter_alpha: 0.85,
+            filter_beta: 0.5,
+            kick_residual_mm: 8.0,
+            hole_tolerance_mm: 1.5,
+            occluder_margin_mm: 5.0,
+            off_table_margin_mm: 1.0,
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Checks the numbers (call again after changing fields).
+    pub fn validate(&self) -> Result<(), TrackError> {
+        if !(self.fps.is_finite() && self.fps > 0.0) {
+            return Err(TrackError::BadFps(self.fps));
+        }
+        if self.players == 0 {
+            return Err(TrackError::NoPlayers);
+        }
+        for (name, value) in [
+            ("coin_radius", self.coin_radius),
+            ("friction_decel_mm_s2", self.friction_decel_mm_s2),
+            ("restitution", self.restitution),
+            ("max_speed_mm_s", self.max_speed_mm_s),
+            ("still_speed_mm_s", self.still_speed_mm_s),
+            ("gate_base_mm", self.gate_base_mm),
+            ("lost_gate_max_mm", self.lost_gate_max_mm),
+            ("max_match_cost_mm", self.max_match_cost_mm),
+            ("confirm_s", self.confirm_s),
+            ("identity_hold_s", self.identity_hold_s),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(TrackError::BadSetting { name, value });
+            }
+        }
+        Ok(())
+    }
+
+    fn frames(&self, seconds: f64) -> u64 {
+        (seconds * self.fps).round().max(1.0) as u64
+    }
+
+    fn hole_reach(&self) -> f64 {
+        (self.footprint.hole_radius() - self.coin_radius).max(0.0) + self.hole_tolerance_mm
+    }
+
+    /// The centre of mass of an item at a pose: what decides whether it falls.
+    pub fn centre_of_mass(&self, kind: ItemKind, pose: &Pose) -> Point {
+        match kind {
+            ItemKind::Coin => pose.point(),
+            ItemKind::Fish => {
+                pose.point() + Rotation2::new(pose.angle()) * self.footprint.centroid().coords
+            }
+        }
+    }
+}
+
+/// What currently hides an item that is not seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hider {
+    /// A hand or another occluder reported by the detector.
+    Occluder,
+    /// A fish (this track) lies where the coin is.
+    Fish(TrackId),
+}
+
+/// One item in one frame, as the tracker believes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackedItem {
+    pub track: TrackId,
+    /// `None` for a coin whose owner is not known (loose at the start without a
+    /// start state) or a fish whose colour is taken by another track.
+    pub item: Option<ItemId>,
+    pub kind: ItemKind,
+    pub state: TrackState,
+    /// Hole centre (fish, with theta) or centre (coin), table mm.
+    pub pose: Pose,
+    pub velocity_mm_s: Vector,
+    /// Matched to a detection in this frame.
+    pub seen: bool,
+    pub last_seen: Option<FrameIdx>,
+    pub hidden_by: Option<Hider>,
+    /// The last matched detection said the item was partly covered.
+    pub partly_hidden: bool,
+}
+
+/// Something that changed in a frame (for logs and for the shot judge).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TrackEvent {
+    Confirmed {
+        track: TrackId,
+        item: Option<ItemId>,
+    },
+    Lost {
+        track: TrackId,
+    },
+    Reacquired {
+        track: TrackId,
+        unseen_frames: u64,
+    },
+    Removed {
+        track: TrackId,
+        reason: RemovalReason,
+    },
+    /// An item that was off the table or long unseen was found again (put back).
+    Revived {
+        track: TrackId,
+        item: ItemId,
+    },
+    IdentityChanged {
+        track: TrackId,
+        from: Option<ItemId>,
+        to: ItemId,
+    },
+}
+
+/// The tracker's output for one frame.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TrackFrame {
+    pub frame: FrameIdx,
+    /// Every confirmed, tentative and removed track, in track order.
+    pub items: Vec<TrackedItem>,
+    /// The occluders of this frame (the shot judge asks what could have hidden an item).
+    pub occluders: Vec<super::detections::Occluder>,
+    pub events: Vec<TrackEvent>,
+}
+
+impl TrackFrame {
+    /// The item with this identity, if tracked.
+    pub fn get(&self, id: ItemId) -> Option<&TrackedItem> {
+        self.items.iter().find(|t| t.item == Some(id))
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Track {
+    id: TrackId,
+    kind: ItemKind,
+    item: Option<ItemId>,
+    state: TrackState,
+    pos: Point,
+    vel: Vector,
+    theta: f64,
+    born: FrameIdx,
+    last_seen: Option<FrameIdx>,
+    last_seen_pos: Point,
+    /// The last centre of mass known to be on the table.
+    last_com_on_table: Point,
+    hits: u32,
+    colour: Vec<f64>,
+    switch_since: Option<(PlayerIdx, FrameIdx)>,
+    seen_now: bool,
+    hidden_by: Option<Hider>,
+    partly_hidden: bool,
+    /// Predictions for this frame: free sliding, and with collisions.
+    pred: [(Point, Vector); 2],
+    det: Option<usize>,
+}
+
+impl Track {
+    fn pose(&self) -> Pose {
+        match self.kind {
+            ItemKind::Fish => Pose::fish(self.pos.x, self.pos.y, self.theta),
+            ItemKind::Coin => Pose::coin(self.pos.x, self.pos.y),
+        }
+    }
+    fn active(&self) -> bool {
+        !matches!(self.state, TrackState::Removed(_))
+    }
+    fn owner_guess(&self) -> Option<PlayerIdx> {
+        if let Some(id) = self.item {
+            return Some(id.owner);
+        }
+        argmax(&self.colour)
+            .filter(|&(_, s)| s > 0.0)
+            .map(|(k, _)| k)
+    }
+}
+
+fn argmax(v: &[f64]) -> Option<(usize, f64)> {
+    v.iter()
+        .copied()
+        .enumerate()
+        .fold(None, |best, (i, s)| match best {
+            Some((_, b)) if b >= s => best,
+            _ => Some((i, s)),
+        })
+}
+
+/// Wraps an angle difference into (-π, π].
+fn wrap(a: f64) -> f64 {
+    let tau = std::f64::consts::TAU;
+    let r = a.rem_euclid(tau);
+    if r > std::f64::consts::PI {
+        r - tau
+    } else {
+        r
+    }
+}
+
+/// Where the segment from `inside` to `outside` crosses the table boundary.
+pub fn edge_crossing(table: &Table, inside: Point, outside: Point) -> Point {
+    if !table.contains(inside) {
+        return table.nearest_edge_point(inside);
+    }
+    if table.contains(outside) {
+        return table.nearest_edge_point(outside);
+    }
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..40 {
+        let mid = (lo + hi) / 2.0;
+        if table.contains(inside + (outside - inside) * mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    inside + (outside - inside) * ((lo + hi) / 2.0)
+}
+
+fn streak_distance(p: Point, streak: &Streak) -> f64 {
+    (p - closest_on_segment(p, streak.from, streak.to)).norm()
+}
+
+/// Pure multi-object tracker in table millimetres (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Tracker {
+    cfg: TrackerConfig,
+    tracks: Vec<Track>,
+    next_id: u32,
+    last_frame: Option<FrameIdx>,
+}
+
+impl Tracker {
+    pub fn new(cfg: TrackerConfig) -> Tracker {
+        Tracker {
+            cfg,
+            tracks: Vec::new(),
+            next_id: 0,
+            last_frame: None,
+        }
+    }
+
+    /// A tracker that knows where every item starts (`state.json`, a previous
+    /// record): these tracks exist from the first frame with their identities.
+    pub fn with_start(cfg: TrackerConfig, start: &StartState) -> Tracker {
+        let mut t = Tracker::new(cfg);
+        for (id, pose) in &start.poses {
+            let tid = t.new_id();
+            let mut colour = vec![0.0; t.cfg.players];
+            if id.is_fish() && id.owner < colour.len() {
+                colour[id.owner] = 1.0;
+            }
+            t.tracks.push(Track {
+                id: tid,
+                kind: id.kind,
+                item: Some(*id),
+                state: TrackState::Tracked,
+                pos: pose.point(),
+                vel: Vector::zeros(),
+                theta: pose.angle(),
+                born: 0,
+                last_seen: None,
+                last_seen_pos: pose.point(),
+                last_com_on_table: t.cfg.centre_of_mass(id.kind, pose),
+                hits: u32::MAX / 2,
+                colour,
+                switch_since: None,
+                seen_now: false,
+                hidden_by: None,
+                partly_hidden: false,
+                pred: [(pose.point(), Vector::zeros()); 2],
+                det: None,
+            });
+        }
+        t
+    }
+
+    pub fn config(&self) -> &TrackerConfig {
+        &self.cfg
+    }
+
+    fn new_id(&mut self) -> TrackId {
+        self.next_id += 1;
+        TrackId(self.next_id - 1)
+    }
+
+    /// Advances the tracker to `frame`. Call once per frame, in order, even when
+    /// `dets` is empty: unseen items are then predicted or held.
+    pub fn update(&mut self, frame: FrameIdx, dets: &FrameDetections) -> TrackFrame {
+        let fps = self.cfg.fps;
+        let dt = match self.last_frame {
+            Some(l) if frame > l => (frame - l) as f64 / fps,
+            Some(_) => 0.0,
+            None => 1.0 / fps,
+        };
+        self.last_frame = Some(frame);
+        let mut events = Vec::new();
+
+        // Step 1: predict.
+        self.predict(dt);
+
+        // Steps 2–3: gate, cost and assign, fish and coins apart.
+        for t in &mut self.tracks {
+            t.det = None;
+            t.seen_now = false;
+        }
+        let fish_pts: Vec<(Point, f64)> = dets.fish.iter().map(|d| (d.pt_in_table, 0.0)).collect();
+        let coin_pts: Vec<(Point, f64)> = dets
+            .coins
+            .iter()
+            .map(|d| {
+                let half = d
+                    .streak
+                    .map(|s| (s.to - s.from).norm() / 2.0)
+                    .unwrap_or(0.0);
+                (d.pt_in_table, half)
+            })
+            .collect();
+        let fish_used = self.associate(ItemKind::Fish, frame, dt, dets, &fish_pts);
+        let coin_used = self.associate(ItemKind::Coin, frame, dt, dets, &coin_pts);
+
+        // Step 4: update matched tracks.
+        for i in 0..self.tracks.len() {
+            if let Some(j) = self.tracks[i].det {
+                self.update_matched(i, j, frame, dt, dets, &mut events);
+            }
+        }
+
+        // Step 5: unmatched tracks.
+        let tentative_timeout = self.cfg.frames(self.cfg.tentative_timeout_s);
+        for i in 0..self.tracks.len() {
+            if self.tracks[i].det.is_none() && self.tracks[i].active() {
+                self.update_unmatched(i, frame, dt, dets, tentative_timeout, &mut events);
+            }
+        }
+        self.tracks
+            .retain(|t| !matches!(t.state, TrackState::Removed(RemovalReason::Unconfirmed)));
+
+        // Step 6: births from detections nobody explains.
+        self.births(frame, dets, &fish_used, &coin_used);
+
+        // Step 7: confirmation and identities.
+        self.confirm(frame, &mut events);
+
+        // Step 8: fish colour hysteresis.
+        self.fish_identity(frame, &mut events);
+
+        self.tracks
+            .retain(|t| !matches!(t.state, TrackState::Removed(RemovalReason::MergedInto(_))));
+
+        TrackFrame {
+            frame,
+            items: self
+                .tracks
+                .iter()
+                .map(|t| TrackedItem {
+                    track: t.id,
+                    item: t.item,
+                    kind: t.kind,
+                    state: t.state,
+                    pose: t.pose(),
+                    velocity_mm_s: t.vel,
+                    seen: t.seen_now,
+                    last_seen: t.last_seen,
+                    hidden_by: t.hidden_by,
+                    partly_hidden: t.partly_hidden,
+                })
+                .collect(),
+            occluders: dets.occluders.clone(),
+            events,
+        }
+    }
+
+    fn held(t: &Track) -> bool {
+        t.hidden_by.is_some() && t.vel.norm() == 0.0
+    }
+
+    fn predict(&mut self, dt: f64) {
+        let decel = self.cfg.friction_decel_mm_s2;
+        for t in self.tracks.iter_mut().filter(|t| t.active()) {
+            let free = if Self::held(t) {
+                (t.pos, Vector::zeros())
+            } else {
+                advance(t.pos, t.vel, dt, decel)
+            };
+            t.pred = [free, free];
+        }
+        // Coins: collision-aware hypothesis (twins keep identity through a swap).
+        let coins: Vec<usize> = (0..self.tracks.len())
+            .filter(|&i| self.tracks[i].active() && self.tracks[i].kind == ItemKind::Coin)
+            .collect();
+        if coins.len() >= 2 {
+            let mut bodies: Vec<Body> = coins
+                .iter()
+                .map(|&i| {
+                    let t = &self.tracks[i];
+                    Body {
+                        pos: t.pos,
+                        vel: t.vel,
+                        radius: self.cfg.coin_radius,
+                        free: !Self::held(t) && t.state != TrackState::Tentative,
+                    }
+                })
+                .collect();
+            if predict_bodies(&mut bodies, dt, decel, self.cfg.restitution) {
+                for (k, &i) in coins.iter().enumerate() {
+                    if bodies[k].free {
+                        self.tracks[i].pred[1] = (bodies[k].pos, bodies[k].vel);
+                    }
+                }
+            }
+        }
+    }
+
+    fn gate(&self, t: &Track, frame: FrameIdx, dt: f64) -> f64 {
+        let c = &self.cfg;
+        let speed = t.vel.norm();
+        let mut g = c.gate_base_mm + speed * dt;
+        if t.state == TrackState::Tentative || speed < c.still_speed_mm_s {
+            g += c.max_speed_mm_s * dt;
+        }
+        let since = t.last_seen.unwrap_or(t.born);
+        let unseen_s = frame.saturating_sub(since) as f64 / c.fps;
+        if unseen_s > dt * 1.5 {
+            g += (c.max_speed_mm_s * (unseen_s - dt)).min(c.lost_gate_max_mm);
+        }
+        g
+    }
+
+    /// Gates, costs and assigns one kind; stores matches in `Track::det`. Returns
+    /// which detections were used.
+    fn associate(
+        &mut self,
+        kind: ItemKind,
+        frame: FrameIdx,
+        dt: f64,
+        dets: &FrameDetections,
+        pts: &[(Point, f64)],
+    ) -> Vec<bool> {
+        let rows: Vec<usize> = (0..self.tracks.len())
+            .filter(|&i| self.tracks[i].active() && self.tracks[i].kind == kind)
+            .collect();
+        let mut used = vec![false; pts.len()];
+        if rows.is_empty() || pts.is_empty() {
+            return used;
+        }
+        let gates: Vec<f64> = rows
+            .iter()
+            .map(|&i| self.gate(&self.tracks[i], frame, dt))
+            .collect();
+        let queries: Vec<(Point, f64)> = rows
+            .iter()
+            .zip(&gates)
+            .map(|(&i, g)| {
+                let [(a, _), (b, _)] = self.tracks[i].pred;
+                (
+                    Point::from((a.coords + b.coords) / 2.0),
+                    g + (a - b).norm() / 2.0,
+                )
+            })
+            .collect();
+        let cands = gate_candidates(pts, &queries);
+        let mut cost = DMatrix::from_element(rows.len(), pts.len(), f64::INFINITY);
+        let mut hyp = DMatrix::from_element(rows.len(), pts.len(), 0usize);
+        for (r, &i) in rows.iter().enumerate() {
+            let t = &self.tracks[i];
+            for &j in &cands[r] {
+                let (d, h) = self.distance(t, kind, j, dets);
+                if d > gates[r] {
+                    continue;
+                }
+                cost[(r, j)] = self.cost(t, kind, j, d, frame, dets);
+                hyp[(r, j)] = h;
+            }
+        }
+        let a = assign(&cost, self.cfg.max_match_cost_mm);
+        for (r, j) in a.matches {
+            let i = rows[r];
+            let h = hyp[(r, j)];
+            let t = &mut self.tracks[i];
+            t.det = Some(j);
+            if h == 1 {
+                t.pred[0] = t.pred[1];
+            }
+            used[j] = true;
+        }
+        used
+    }
+
+    /// Distance from a track's predictions to a detection, and which prediction.
+    fn distance(
+        &self,
+        t: &Track,
+        kind: ItemKind,
+        j: usize,
+        dets: &FrameDetections,
+    ) -> (f64, usize) {
+        let d = |p: Point| match kind {
+            ItemKind::Fish => (p - dets.fish[j].pt_in_table).norm(),
+            ItemKind::Coin => match &dets.coins[j].streak {
+                Some(s) => streak_distance(p, s),
+                None => (p - dets.coins[j].pt_in_table).norm(),
+            },
+        };
+        let (d0, d1) = (d(t.pred[0].0), d(t.pred[1].0));
+        if d1 < d0 {
+            (d1, 1)
+        } else {
+            (d0, 0)
+        }
+    }
+
+    fn cost(
+        &self,
+        t: &Track,
+        kind: ItemKind,
+        j: usize,
+        d: f64,
+        frame: FrameIdx,
+        dets: &FrameDetections,
+    ) -> f64 {
+        let c = &self.cfg;
+        let mut cost = d;
+        if t.vel.norm() < c.still_speed_mm_s && d > c.gate_base_mm {
+            cost += c.kick_penalty_mm;
+        }
+        if t.last_seen.is_none_or(|s| frame.saturating_sub(s) > 1) {
+            cost += c.lost_penalty_mm;
+        }
+        let conf = match kind {
+            ItemKind::Fish => dets.fish[j].confidence,
+            ItemKind::Coin => dets.coins[j].confidence,
+        };
+        cost += (1.0 - conf.clamp(0.0, 1.0)) * c.gate_base_mm / 2.0;
+        if kind == ItemKind::Fish {
+            let det = &dets.fish[j];
+            if let Some(k) = t.owner_guess() {
+                if let Some(s) = det.player_scores.get(k) {
+                    cost += c.colour_weight_mm * (1.0 - s.clamp(0.0, 1.0));
+                }
+            }
+            if t.last_seen.is_some() {
+                cost += c.angle_weight_mm * wrap(det.theta - t.theta).abs();
+            }
+        }
+        cost
+    }
+
+    fn update_matched(
+        &mut self,
+        i: usize,
+        j: usize,
+        frame: FrameIdx,
+        dt: f64,
+        dets: &FrameDetections,
+        events: &mut Vec<TrackEvent>,
+    ) {
+        let cfg = self.cfg.clone();
+        let t = &mut self.tracks[i];
+        let z = match t.kind {
+            ItemKind::Fish => dets.fish[j].pt_in_table,
+            ItemKind::Coin => dets.coins[j].pt_in_table,
+        };
+        let (hp, hv) = t.pred[0];
+        let residual = z - hp;
+        match t.last_seen {
+            None => {
+                t.pos = z;
+                t.vel = Vector::zeros();
+            }
+            Some(ls) if residual.norm() > cfg.kick_residual_mm || frame.saturating_sub(ls) > 2 => {
+                // A kick or a reappearance: restart the velocity from the jump.
+                let span = frame.saturating_sub(ls).max(1) as f64 / cfg.fps;
+                let moved = z - t.last_seen_pos;
+                t.pos = z;
+                t.vel = if residual.norm() > cfg.kick_residual_mm {
+                    moved / span
+                } else {
+                    hv + residual * (cfg.filter_beta / dt.max(1e-9))
+                };
+            }
+            Some(_) => {
+                t.pos = hp + residual * cfg.filter_alpha;
+                t.vel = if dt > 0.0 {
+                    hv + residual * (cfg.filter_beta / dt)
+                } else {
+                    hv
+                };
+            }
+        }
+        if t.kind == ItemKind::Fish {
+            let det = &dets.fish[j];
+            t.theta = if t.last_seen.is_some() {
+                t.theta + wrap(det.theta - t.theta)
+            } else {
+                det.theta
+            };
+            t.partly_hidden = det.partly_hidden;
+            if !det.player_scores.is_empty() {
+                let w = if t.hits == 0 {
+                    1.0
+                } else {
+                    1.0 - (-dt.max(1.0 / cfg.fps) / cfg.colour_smoothing_s.max(1e-9)).exp()
+                };
+                t.colour.resize(cfg.players, 0.0);
+                for k in 0..cfg.players {
+                    let s = det
+                        .player_scores
+                        .get(k)
+                        .copied()
+                        .unwrap_or(0.0)
+                        .clamp(0.0, 1.0);
+                    t.colour[k] = (1.0 - w) * t.colour[k] + w * s;
+                }
+            }
+        } else {
+            t.partly_hidden = false;
+        }
+        if let TrackState::Lost { since } = t.state {
+            events.push(TrackEvent::Reacquired {
+                track: t.id,
+                unseen_frames: frame.saturating_sub(since),
+            });
+            t.state = TrackState::Tracked;
+        }
+        t.hits = t.hits.saturating_add(1);
+        t.last_seen = Some(frame);
+        t.last_seen_pos = t.pos;
+        t.seen_now = true;
+        t.hidden_by = None;
+        let com = cfg.centre_of_mass(t.kind, &t.pose());
+        if cfg.table.signed_distance(com) >= -cfg.off_table_margin_mm {
+            t.last_com_on_table = com;
+        } else if t.state != TrackState::Tentative {
+            let reason = RemovalReason::OffTable {
+                frame,
+                exit: edge_crossing(&cfg.table, t.last_com_on_table, com),
+                evidence: ExitEvidence::SeenOffTable,
+            };
+            t.state = TrackState::Removed(reason);
+            t.vel = Vector::zeros();
+            events.push(TrackEvent::Removed {
+                track: t.id,
+                reason,
+            });
+        }
+    }
+
+    fn update_unmatched(
+        &mut self,
+        i: usize,
+        frame: FrameIdx,
+        dt: f64,
+        dets: &FrameDetections,
+        tentative_timeout: u64,
+        events: &mut Vec<TrackEvent>,
+    ) {
+        let cfg = self.cfg.clone();
+        // Fish that lie on the table now, for "a fish lies on this coin".
+        let fish_now: Vec<(TrackId, Pose)> = self
+            .tracks
+            .iter()
+            .filter(|f| f.kind == ItemKind::Fish && f.state.on_table() && f.seen_now)
+            .map(|f| (f.id, f.pose()))
+            .collect();
+        let t = &mut self.tracks[i];
+        let since = t.last_seen.unwrap_or(t.born);
+        if t.state == TrackState::Tentative {
+            if frame.saturating_sub(since) > tentative_timeout {
+                t.state = TrackState::Removed(RemovalReason::Unconfirmed);
+            }
+            return;
+        }
+        let (p, v) = if t.kind == ItemKind::Coin {
+            t.pred[1]
+        } else {
+            t.pred[0]
+        };
+        let prev_pos = t.pos;
+        let pose_then = |p: Point| match t.kind {
+            ItemKind::Fish => Pose::fish(p.x, p.y, t.theta),
+            ItemKind::Coin => Pose::coin(p.x, p.y),
+        };
+        let com = cfg.centre_of_mass(t.kind, &pose_then(p));
+        let radius = match t.kind {
+            ItemKind::Coin => cfg.coin_radius,
+            ItemKind::Fish => cfg.footprint.reach(),
+        };
+
+        // A blob over the floor near where this item should be: it fell.
+        let blob = dets.off_table.iter().find(|b| {
+            b.kind.is_none_or(|k| ItemKind::from(k) == t.kind)
+                && (b.pt_in_table - p).norm()
+                    <= cfg.gate_base_mm + b.radius_mm + radius + v.norm() * dt
+        });
+        let last_edge_gap = cfg.table.signed_distance(t.last_com_on_table);
+        let edge_zone = 3.0 * t.vel.norm() * dt.max(1.0 / cfg.fps) + radius + cfg.gate_base_mm;
+        let crossed = cfg.table.signed_distance(com) < -cfg.off_table_margin_mm;
+        let removal = if let Some(b) = blob {
+            Some(RemovalReason::OffTable {
+                frame: since + (frame.saturating_sub(since) + 1) / 2,
+                exit: edge_crossing(&cfg.table, t.last_com_on_table, b.pt_in_table),
+                evidence: ExitEvidence::OffTableBlob,
+            })
+        } else if crossed && last_edge_gap < edge_zone && frame.saturating_sub(since) <= 3 {
+            let prev_com = cfg.centre_of_mass(t.kind, &pose_then(prev_pos));
+            Some(RemovalReason::OffTable {
+                frame,
+                exit: edge_crossing(&cfg.table, prev_com, com),
+                evidence: ExitEvidence::Extrapolated,
+            })
+        } else {
+            None
+        };
+        if let Some(reason) = removal {
+            t.state = TrackState::Removed(reason);
+            t.vel = Vector::zeros();
+            t.hidden_by = None;
+            events.push(TrackEvent::Removed {
+                track: t.id,
+                reason,
+            });
+            return;
+        }
+        if crossed {
+            // Predicted off the table but never seen near the edge: keep it where
+            // it was; the shot judge decides lost or hidden from what it knows.
+            t.vel = Vector::zeros();
+        } else {
+            t.pos = p;
+            t.vel = v;
+        }
+        if dets.occluded(t.pos, cfg.occluder_margin_mm) {
+            // Under a hand: stays where it was last seen.
+            t.hidden_by = Some(Hider::Occluder);
+            t.vel = Vector::zeros();
+            if t.last_seen.is_some() {
+                t.pos = prev_pos;
+            }
+        } else if t.kind == ItemKind::Coin {
+            let under = fish_now.iter().find(|(_, fp)| {
+                let placed = cfg.footprint.placed(fp);
+                placed.outline_contains(t.pos)
+                    && (t.pos - placed.hole.center).norm() > cfg.hole_reach()
+            });
+            t.hidden_by = under.map(|(id, _)| Hider::Fish(*id));
+            if t.hidden_by.is_some() && t.vel.norm() < 4.0 * cfg.still_speed_mm_s {
+                t.vel = Vector::zeros();
+            }
+        } else {
+            t.hidden_by = None;
+        }
+        if t.state == TrackState::Tracked {
+            t.state = TrackState::Lost { since: frame };
+            events.push(TrackEvent::Lost { track: t.id });
+        }
+    }
+
+    fn births(
+        &mut self,
+        frame: FrameIdx,
+        dets: &FrameDetections,
+        fish_used: &[bool],
+        coin_used: &[bool],
+    ) {
+        let cfg = self.cfg.clone();
+        let mut new = Vec::new();
+        for (j, d) in dets.fish.iter().enumerate() {
+            if fish_used[j]
+                || !cfg.table.contains(cfg.centre_of_mass(
+                    ItemKind::Fish,
+                    &Pose::fish(d.pt_in_table.x, d.pt_in_table.y, d.theta),
+                ))
+            {
+                continue;
+            }
+            // A second detection of a fish already matched (split outline) is no new fish.
+            let dup = self.tracks.iter().any(|t| {
+                t.kind == ItemKind::Fish
+                    && t.seen_now
+                    && (t.pos - d.pt_in_table).norm() < cfg.footprint.hole_radius()
+            });
+            if !dup {
+                new.push((
+                    ItemKind::Fish,
+                    d.pt_in_table,
+                    d.theta,
+                    d.player_scores.clone(),
+                    d.partly_hidden,
+                ));
+            }
+        }
+        for (j, d) in dets.coins.iter().enumerate() {
+            if coin_used[j] || d.streak.is_some() || !cfg.table.contains(d.pt_in_table) {
+                continue;
+            }
+            let dup = self.tracks.iter().any(|t| {
+                t.kind == ItemKind::Coin
+                    && t.seen_now
+                    && (t.pos - d.pt_in_table).norm() < cfg.coin_radius
+            });
+            if !dup {
+                new.push((ItemKind::Coin, d.pt_in_table, 0.0, Vec::new(), false));
+            }
+        }
+        for (kind, p, theta, scores, partly_hidden) in new {
+            let id = self.new_id();
+            let mut colour = vec![0.0; cfg.players];
+            for (k, c) in colour.iter_mut().enumerate() {
+                *c = scores.get(k).copied().unwrap_or(0.0).clamp(0.0, 1.0);
+            }
+            self.tracks.push(Track {
+                id,
+                kind,
+                item: None,
+                state: TrackState::Tentative,
+                pos: p,
+                vel: Vector::zeros(),
+                theta,
+                born: frame,
+                last_seen: Some(frame),
+                last_seen_pos: p,
+                last_com_on_table: cfg.centre_of_mass(kind, &Pose::fish(p.x, p.y, theta)),
+                hits: 1,
+                colour,
+                switch_since: None,
+                seen_now: true,
+                hidden_by: None,
+                partly_hidden,
+                pred: [(p, Vector::zeros()); 2],
+                det: None,
+            });
+        }
+    }
+
+    /// Whether the track holding `id` is one a put-back may take over: off the
+    /// table, or not seen for a while and not known to be hidden.
+    fn revivable(&self, id: ItemId, frame: FrameIdx) -> Option<usize> {
+        let i = self.tracks.iter().position(|t| t.item == Some(id))?;
+        let t = &self.tracks[i];
+        let unseen = frame.saturating_sub(t.last_seen.unwrap_or(t.born));
+        let ok = match t.state {
+            TrackState::Removed(RemovalReason::OffTable { .. }) => true,
+            TrackState::Lost { .. } => unseen > self.cfg.frames(self.cfg.confirm_s),
+            _ => false,
+        };
+        ok.then_some(i)
+    }
+
+    /// Moves a confirmed newcomer into the old track of the same item.
+    fn revive(&mut self, old: usize, new: usize, events: &mut Vec<TrackEvent>) {
+        let n = self.tracks[new].clone();
+        let o = &mut self.tracks[old];
+        o.state = TrackState::Tracked;
+        o.pos = n.pos;
+        o.vel = n.vel;
+        o.theta = n.theta;
+        o.last_seen = n.last_seen;
+        o.last_seen_pos = n.last_seen_pos;
+        o.last_com_on_table = n.last_com_on_table;
+        o.seen_now = n.seen_now;
+        o.hidden_by = None;
+        o.partly_hidden = n.partly_hidden;
+        o.switch_since = None;
+        if n.kind == ItemKind::Fish {
+            o.colour = n.colour.clone();
+        }
+        let (oid, item) = (o.id, o.item);
+        self.tracks[new].state = TrackState::Removed(RemovalReason::MergedInto(oid));
+        if let Some(item) = item {
+            events.push(TrackEvent::Revived { track: oid, item });
+        }
+    }
+
+    fn confirm(&mut self, frame: FrameIdx, events: &mut Vec<TrackEvent>) {
+        let need = self.cfg.frames(self.cfg.confirm_s).min(u32::MAX as u64) as u32;
+        let ready =
+            |t: &Track, kind| t.kind == kind && t.state == TrackState::Tentative && t.hits >= need;
+        // Fish first: a coin's identity may come from the hole it lies in.
+        let fish: Vec<usize> = (0..self.tracks.len())
+            .filter(|&i| ready(&self.tracks[i], ItemKind::Fish))
+            .collect();
+        if !fish.is_empty() {
+            let players = self.cfg.players;
+            let taken = |k: PlayerIdx| {
+                self.tracks.iter().any(|t| {
+                    t.item == Some(ItemId::fish(k))
+                        && t.state.on_table()
+                        && t.state != TrackState::Tentative
+                })
+            };
+            let revivable: Vec<bool> = (0..players)
+                .map(|k| self.revivable(ItemId::fish(k), frame).is_some())
+                .collect();
+            let cost = DMatrix::from_fn(fish.len(), players, |r, k| {
+                let s = self.tracks[fish[r]].colour.get(k).copied().unwrap_or(0.0);
+                if taken(k) && !revivable[k] {
+                    f64::INFINITY
+                } else {
+                    1.0 - s
+                }
+            });
+            let a = assign(&cost, 1.4);
+            let mut labels = vec![None; fish.len()];
+            for (r, k) in a.matches {
+                labels[r] = Some(k);
+            }
+            for (r, &i) in fish.iter().enumerate() {
+                self.tracks[i].state = TrackState::Tracked;
+                match labels[r] {
+                    Some(k) => {
+                        let id = ItemId::fish(k);
+                        if let Some(old) = self.revivable(id, frame) {
+                            self.revive(old, i, events);
+                        } else {
+                            self.tracks[i].item = Some(id);
+                            events.push(TrackEvent::Confirmed {
+                                track: self.tracks[i].id,
+                                item: Some(id),
+                            });
+                        }
+                    }
+                    None => events.push(TrackEvent::Confirmed {
+                        track: self.tracks[i].id,
+                        item: None,
+                    }),
+                }
+            }
+        }
+        let coins: Vec<usize> = (0..self.tracks.len())
+            .filter(|&i| ready(&self.tracks[i], ItemKind::Coin))
+            .collect();
+        for i in coins {
+            let p = self.tracks[i].pos;
+            let hole_owner = self
+                .tracks
+                .iter()
+                .filter(|f| f.kind == ItemKind::Fish && f.state == TrackState::Tracked)
+                .filter(|f| (f.pos - p).norm() <= self.cfg.hole_reach())
+                .find_map(|f| f.item.map(|id| id.owner));
+            self.tracks[i].state = TrackState::Tracked;
+            let mut label = None;
+            if let Some(k) = hole_owner {
+                let id = ItemId::coin(k);
+                if let Some(old) = self.revivable(id, frame) {
+                    self.revive(old, i, events);
+                    continue;
+                }
+                if !self.tracks.iter().any(|t| t.item == Some(id)) {
+                    label = Some(id);
+                }
+            }
+            self.tracks[i].item = label;
+            events.push(TrackEvent::Confirmed {
+                track: self.tracks[i].id,
+                item: label,
+            });
+        }
+    }
+
+    fn fish_identity(&mut self, frame: FrameIdx, events: &mut Vec<TrackEvent>) {
+        let hold = self.cfg.frames(self.cfg.identity_hold_s);
+        for i in 0..self.tracks.len() {
+            let t = &self.tracks[i];
+            if t.kind != ItemKind::Fish || !t.state.on_table() || !t.seen_now {
+                continue;
+            }
+            let Some((best, best_s)) = argmax(&t.colour) else {
+                continue;
+            };
+            let current = t.item.map(|id| id.owner);
+            let cur_s = current
+                .and_then(|k| t.colour.get(k).copied())
+                .unwrap_or(0.0);
+            if current == Some(best) || best_s < cur_s + self.cfg.identity_margin {
+                self.tracks[i].switch_since = None;
+                continue;
+            }
+            let since = match t.switch_since {
+                Some((k, f)) if k == best => f,
+                _ => {
+                    self.tracks[i].switch_since = Some((best, frame));
+                    frame
+                }
+            };
+            if frame.saturating_sub(since) + 1 < hold {
+                continue;
+            }
+            let to = ItemId::fish(best);
+            let holder = self.tracks.iter().position(|o| o.item == Some(to));
+            if let Some(h) = holder {
+                let other = &self.tracks[h];
+                let other_prefers_ours = match current {
+                    Some(k) => {
+                        other.colour.get(k).copied().unwrap_or(0.0)
+                            > other.colour.get(best).copied().unwrap_or(0.0)
+                    }
+                    None => false,
+                };
+                if other.state.on_table() && !other_prefers_ours {
+                    continue;
+                }
+                let from_other = self.tracks[h].item;
+                self.tracks[h].item = current.map(ItemId::fish);
+                self.tracks[h].switch_since = None;
+                if let Some(k) = current {
+                    events.push(TrackEvent::IdentityChanged {
+                        track: self.tracks[h].id,
+                        from: from_other,
+                        to: ItemId::fish(k),
+                    });
+                }
+            }
+            let from = self.tracks[i].item;
+            self.tracks[i].item = Some(to);
+            self.tracks[i].switch_since = None;
+            events.push(TrackEvent::IdentityChanged {
+                track: self.tracks[i].id,
+                from,
+                to,
+            });
+        }
+    }
+}
