@@ -12,11 +12,12 @@
 //! - **Coins**: a gradient Hough transform for the known coin radius, peaks refined
 //!   by a least-squares circle fit to the edge pixels around them.
 //!
-//! Uses: model, config, geometry.
+//! Uses: model, config, geometry, track (its detection types are this stage's output).
 
 use crate::config::Items;
 use crate::geometry::{FishFootprint, Point, Table, Vector};
-use crate::model::{PlayerIdx, Pose};
+use crate::model::{FrameIdx, PlayerIdx, Pose};
+use crate::track::{CoinDetection, FishDetection, FrameDetections, Occluder};
 use nalgebra::Rotation2;
 
 /// How a top-down image maps to the table: pixel (u, v) (its centre) shows the table
@@ -65,11 +66,13 @@ impl TopGrid {
     }
 }
 
-/// A top-down RGB image (row-major, 3 bytes a pixel) with its grid.
+/// A top-down colour image (row-major, 3 bytes a pixel) with its grid.
 #[derive(Debug, Clone, Copy)]
 pub struct TopView<'a> {
     pub grid: TopGrid,
     pub rgb: &'a [u8],
+    /// The bytes are in OpenCV's blue-green-red order rather than red-green-blue.
+    pub bgr: bool,
 }
 
 /// A fish found in one frame.
@@ -101,6 +104,64 @@ pub struct Sightings {
     /// Large regions that are neither table, tag nor coin (a hand, an arm), as
     /// discs (centre, radius) in table mm: what lies under them is hidden.
     pub occluders: Vec<(Point, f64)>,
+}
+
+impl Sightings {
+    /// The tracker's input for one frame. A coin inside a found tag's hole is marked
+    /// as shown by that hole; players' colour scores are one-hot (one tag a colour).
+    pub fn to_frame_detections(
+        &self,
+        frame: FrameIdx,
+        players: usize,
+        footprint: &FishFootprint,
+    ) -> FrameDetections {
+        let fish: Vec<FishDetection> = self
+            .fish
+            .iter()
+            .map(|f| {
+                let mut scores = vec![0.0; players];
+                if f.player < players {
+                    scores[f.player] = f.fit.max(0.5);
+                }
+                FishDetection {
+                    pt_in_table: f.pose.point(),
+                    theta: f.pose.angle(),
+                    player_scores: scores,
+                    confidence: f.fit,
+                    partly_hidden: f.visible_fraction < 0.9,
+                }
+            })
+            .collect();
+        let coins = self
+            .coins
+            .iter()
+            .map(|c| {
+                let in_hole_of = self.fish.iter().position(|f| {
+                    let hole = footprint.placed(&f.pose).hole;
+                    (c.pt_in_table - hole.center).norm() + c.radius_mm * 0.8 < hole.radius
+                });
+                CoinDetection {
+                    pt_in_table: c.pt_in_table,
+                    radius_mm: Some(c.radius_mm),
+                    confidence: c.rim_seen,
+                    streak: None,
+                    in_hole_of,
+                }
+            })
+            .collect();
+        let occluders = self
+            .occluders
+            .iter()
+            .map(|&(center, radius)| Occluder::Disc { center, radius })
+            .collect();
+        FrameDetections {
+            frame,
+            fish,
+            coins,
+            occluders,
+            off_table: Vec::new(),
+        }
+    }
 }
 
 /// Tunables, in physical units.
@@ -316,7 +377,11 @@ impl Detector {
         self.grey.resize(n, 0.0);
         for i in 0..n {
             let p = &view.rgb[3 * i..3 * i + 3];
-            let (r, gg, b) = (p[0] as f32, p[1] as f32, p[2] as f32);
+            let (r, gg, b) = if view.bgr {
+                (p[2] as f32, p[1] as f32, p[0] as f32)
+            } else {
+                (p[0] as f32, p[1] as f32, p[2] as f32)
+            };
             let s = (r + gg + b).max(1.0);
             self.chroma[i] = [r / s, gg / s];
             self.grey[i] = s / 3.0;
@@ -1026,7 +1091,11 @@ mod tests {
         let coins = [Point::new(80.9, 90.2), Point::new(150.4, 40.6)];
         let rgb = draw(&grid, &items, &fish, &coins, None);
         let mut det = Detector::new(&items, &[red, blue], table, DetectorConfig::default());
-        let s = det.detect(&TopView { grid, rgb: &rgb });
+        let s = det.detect(&TopView {
+            grid,
+            rgb: &rgb,
+            bgr: false,
+        });
         assert_eq!(s.fish.len(), 2, "{s:?}");
         for (f, (truth, _)) in s.fish.iter().zip(&fish) {
             let d = (f.pose.point() - truth.point()).norm();
@@ -1061,7 +1130,11 @@ mod tests {
         let hand = (Point::new(175.0, 118.0), 30.0);
         let rgb = draw(&grid, &items, &[(truth, red)], &[], Some(hand));
         let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
-        let s = det.detect(&TopView { grid, rgb: &rgb });
+        let s = det.detect(&TopView {
+            grid,
+            rgb: &rgb,
+            bgr: false,
+        });
         assert_eq!(s.occluders.len(), 1, "{s:?}");
         assert!((s.occluders[0].0 - hand.0).norm() < 3.0);
         assert_eq!(s.fish.len(), 1);
