@@ -1,0 +1,553 @@
+//! Scenarios: what the simulator plays — from a JSON file or a built-in name —
+//! and their validation. Pure. Uses: model, config, geometry, sim::camera,
+//! sim::physics.
+//!
+//! # Scenario JSON format
+//!
+//! Every key is optional; a file `{}` is a two-player match from the seed.
+//!
+//! ```json
+//! {
+//!   "name": "my-scene",
+//!   "kind": "play",
+//!   "table": { "width_mm": 1000, "height_mm": 700 },
+//!   "players": [ { "name": "Anna", "color": "#d62728" }, { "name": "Boris", "color": "#1f77b4" } ],
+//!   "items": { "fish": { "outline": [[0, 15], "..."], "hole_radius": 10, "thickness": 2.5 },
+//!              "coin": { "radius": 7.5, "thickness": 1.2 } },
+//!   "start": { "fish:0": { "x": 200, "y": 20, "theta": 0 }, "coin:0": { "x": 200, "y": 20 } },
+//!   "stacking": [ { "top": "fish:1", "under": "coin:0" } ],
+//!   "shots": [ { "player": 0, "speed_mm_s": 1500, "direction_deg": 80, "point": [40, 5] } ],
+//!   "moves_per_player": 3,
+//!   "camera": { "tilt_deg": 30, "hfov_deg": 62, "distance_mm": null, "k1": -0.08, "k2": 0.02,
+//!               "roll_deg": 0, "yaw_deg": 0 },
+//!   "render": { "hand": true, "noise_sigma": 2.0, "subframes": 4, "exposure_drift": 0.03,
+//!               "shutter": 0.5 },
+//!   "physics": { "table_friction": 0.25, "item_friction": 0.15, "restitution": 0.55,
+//!                "fish_mass_g": 4, "coin_mass_g": 1, "steps_per_s": 600, "table_height_mm": 750 },
+//!   "timing": { "before_flick_s": 0.8, "after_rest_s": 0.4, "put_back_s": 0.5, "max_shot_s": 12 }
+//! }
+//! ```
+//!
+//! - `kind`: `play` (shots with physics, the default), `chessboard` (calibration
+//!   views of a 9x6-inner-corner board with 25 mm squares, written as PNG images) or
+//!   `empty-table` (one PNG of the empty table).
+//! - `table`: a `width_mm` x `height_mm` rectangle, or `"corners": [[x, y], ...]`
+//!   for any convex polygon (mm, counter-clockwise).
+//! - `start`: the pose of each item at the start (fish: hole centre and angle;
+//!   coin: centre). Without it, R2: the fish evenly along the near and far edges,
+//!   each coin in its owner's hole. Items must lie on the table and must not overlap
+//!   (a coin inside a hole is fine) unless a `stacking` entry says one lies on the other.
+//! - `stacking`: scripted scenes 2D physics cannot make: `top` lies on `under`
+//!   (drawn above it, excluded from the physics, kept still).
+//! - `shots`: explicit flicks in order: `player` flicks their fish so that its centre
+//!   of mass starts at `speed_mm_s` toward `direction_deg` (table frame, CCW from +x),
+//!   struck at `point` (fish frame, mm; default: on the tag, 40 mm from the hole).
+//!   Without `shots`, `moves_per_player` moves per player (default 1) are generated
+//!   from the seed: aimed at a random item, strength from gentle to table-clearing.
+//! - Lost items are put back between shots (R6–R10) before the next flick.
+
+use super::camera::CameraSpec;
+use super::physics::PhysicsParams;
+use crate::config::{ConfigError, Items, Player};
+use crate::geometry::{
+    disc_disc_overlap, fish_disc_overlap, fish_fish_overlap, Disc, FishFootprint, Point, Table,
+};
+use crate::model::{ItemId, Pose};
+use crate::record::Stacking;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Why a scenario cannot be played.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("unknown scenario `{0}` (built-in: {names}; or a path to a .json file)", names = BUILT_IN.join(", "))]
+    Unknown(String),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("scenario {name}: {message}")]
+    Invalid { name: String, message: String },
+}
+
+/// The names `--scenario` accepts besides a file.
+pub const BUILT_IN: &[&str] = &[
+    "single-shot",
+    "match",
+    "chessboard",
+    "empty-table",
+    "stacking",
+    "coin-collision",
+    "table-clearing",
+];
+
+/// What a scenario renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    #[default]
+    Play,
+    Chessboard,
+    EmptyTable,
+}
+
+/// The table top.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableSpec {
+    #[serde(default = "default_width")]
+    pub width_mm: f64,
+    #[serde(default = "default_height")]
+    pub height_mm: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corners: Option<Vec<[f64; 2]>>,
+}
+
+fn default_width() -> f64 {
+    1000.0
+}
+fn default_height() -> f64 {
+    700.0
+}
+
+impl Default for TableSpec {
+    fn default() -> Self {
+        TableSpec {
+            width_mm: default_width(),
+            height_mm: default_height(),
+            corners: None,
+        }
+    }
+}
+
+/// One explicit flick.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShotSpec {
+    pub player: usize,
+    pub speed_mm_s: f64,
+    pub direction_deg: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point: Option<[f64; 2]>,
+}
+
+/// How frames look.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RenderSpec {
+    /// A hand comes over the mover's fish before the flick and leaves after it.
+    pub hand: bool,
+    /// Sensor noise, standard deviation in grey levels.
+    pub noise_sigma: f64,
+    /// Sub-frame renders averaged for motion blur (1: none).
+    pub subframes: u32,
+    /// Slow exposure drift, relative amplitude.
+    pub exposure_drift: f64,
+    /// Fraction of the frame interval the shutter is open.
+    pub shutter: f64,
+}
+
+impl Default for RenderSpec {
+    fn default() -> Self {
+        RenderSpec {
+            hand: true,
+            noise_sigma: 2.0,
+            subframes: 4,
+            exposure_drift: 0.03,
+            shutter: 0.5,
+        }
+    }
+}
+
+/// Pauses around each shot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Timing {
+    pub before_flick_s: f64,
+    pub after_rest_s: f64,
+    pub put_back_s: f64,
+    pub max_shot_s: f64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            before_flick_s: 0.8,
+            after_rest_s: 0.4,
+            put_back_s: 0.5,
+            max_shot_s: 12.0,
+        }
+    }
+}
+
+/// A scenario as written (see the module docs for the format).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Scenario {
+    pub name: String,
+    pub kind: Kind,
+    pub table: TableSpec,
+    pub players: Vec<Player>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<Items>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<BTreeMap<ItemId, Pose>>,
+    pub stacking: Vec<Stacking>,
+    pub shots: Vec<ShotSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moves_per_player: Option<u32>,
+    pub camera: CameraSpec,
+    pub render: RenderSpec,
+    pub physics: PhysicsParams,
+    pub timing: Timing,
+}
+
+/// The two default players of the bundled game.
+pub fn default_players() -> Vec<Player> {
+    vec![
+        Player {
+            name: "Anna".into(),
+            color: "#d62728".into(),
+        },
+        Player {
+            name: "Boris".into(),
+            color: "#1f77b4".into(),
+        },
+    ]
+}
+
+impl Scenario {
+    /// A built-in scenario by name, or a JSON file by path.
+    pub fn resolve(name_or_path: &str) -> Result<Scenario, ScenarioError> {
+        if let Some(s) = Scenario::built_in(name_or_path) {
+            return Ok(s);
+        }
+        let path = Path::new(name_or_path);
+        if path.extension().is_some_and(|e| e == "json") || path.exists() {
+            let mut s: Scenario = crate::config::load_json(path)?;
+            if s.name.is_empty() {
+                s.name = path
+                    .file_stem()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "file".into());
+            }
+            return Ok(s);
+        }
+        Err(ScenarioError::Unknown(name_or_path.to_string()))
+    }
+
+    /// The built-in scenarios.
+    pub fn built_in(name: &str) -> Option<Scenario> {
+        let base = Scenario {
+            name: name.to_string(),
+            ..Scenario::default()
+        };
+        let s = match name {
+            "single-shot" => Scenario {
+                moves_per_player: Some(1),
+                players: default_players()[..1].to_vec(),
+                ..base
+            },
+            "match" => Scenario {
+                moves_per_player: Some(3),
+                ..base
+            },
+            "chessboard" => Scenario {
+                kind: Kind::Chessboard,
+                ..base
+            },
+            "empty-table" => Scenario {
+                kind: Kind::EmptyTable,
+                ..base
+            },
+            "coin-collision" => {
+                // Anna's fish drives straight at Boris's coin: a fish-coin then
+                // coin-coin collision in the middle of the table.
+                let mut start = BTreeMap::new();
+                start.insert(
+                    ItemId::fish(0),
+                    Pose::fish(300.0, 350.0, std::f64::consts::PI),
+                );
+                start.insert(ItemId::coin(0), Pose::coin(300.0, 350.0));
+                start.insert(ItemId::fish(1), Pose::fish(800.0, 600.0, 0.0));
+                start.insert(ItemId::coin(1), Pose::coin(520.0, 352.0));
+                start.insert(ItemId::coin(2), Pose::coin(560.0, 345.0));
+                let mut players = default_players();
+                players.push(Player {
+                    name: "Vera".into(),
+                    color: "#2ca02c".into(),
+                });
+                start.insert(ItemId::fish(2), Pose::fish(150.0, 600.0, 0.5));
+                Scenario {
+                    players,
+                    start: Some(start),
+                    shots: vec![ShotSpec {
+                        player: 0,
+                        speed_mm_s: 1400.0,
+                        direction_deg: 0.0,
+                        point: Some([30.0, 0.0]),
+                    }],
+                    ..base
+                }
+            }
+            "table-clearing" => Scenario {
+                players: default_players(),
+                shots: vec![ShotSpec {
+                    player: 0,
+                    speed_mm_s: 4000.0,
+                    direction_deg: 90.0,
+                    point: Some([35.0, 3.0]),
+                }],
+                ..base
+            },
+            "stacking" => {
+                // Boris's fish lies on Vera's coin and Vera's fish lies on Boris's
+                // fish; Anna flicks gently away from the pile.
+                let mut players = default_players();
+                players.push(Player {
+                    name: "Vera".into(),
+                    color: "#2ca02c".into(),
+                });
+                let mut start = BTreeMap::new();
+                start.insert(ItemId::fish(0), Pose::fish(200.0, 150.0, 0.3));
+                start.insert(ItemId::coin(0), Pose::coin(200.0, 150.0));
+                start.insert(ItemId::coin(1), Pose::coin(300.0, 450.0));
+                start.insert(ItemId::fish(1), Pose::fish(600.0, 400.0, 0.2));
+                start.insert(ItemId::coin(2), Pose::coin(640.0, 410.0));
+                start.insert(ItemId::fish(2), Pose::fish(650.0, 440.0, 2.2));
+                Scenario {
+                    players,
+                    start: Some(start),
+                    stacking: vec![
+                        Stacking {
+                            top: ItemId::fish(1),
+                            under: ItemId::coin(2),
+                        },
+                        Stacking {
+                            top: ItemId::fish(2),
+                            under: ItemId::fish(1),
+                        },
+                    ],
+                    shots: vec![ShotSpec {
+                        player: 0,
+                        speed_mm_s: 500.0,
+                        direction_deg: 180.0 + 17.0,
+                        point: None,
+                    }],
+                    ..base
+                }
+            }
+            _ => return None,
+        };
+        Some(s)
+    }
+
+    fn invalid(&self, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::Invalid {
+            name: self.name.clone(),
+            message: message.into(),
+        }
+    }
+
+    pub fn players(&self) -> Vec<Player> {
+        if self.players.is_empty() {
+            default_players()
+        } else {
+            self.players.clone()
+        }
+    }
+
+    pub fn items(&self) -> Items {
+        self.items.clone().unwrap_or_else(Items::default_set)
+    }
+
+    /// The table polygon.
+    pub fn table(&self) -> Result<Table, ScenarioError> {
+        match &self.table.corners {
+            Some(c) => Table::new(c.iter().map(|&[x, y]| Point::new(x, y)).collect())
+                .map_err(|e| self.invalid(format!("table: {e}"))),
+            None => {
+                let (w, h) = (self.table.width_mm, self.table.height_mm);
+                if !(w.is_finite() && h.is_finite() && w > 50.0 && h > 50.0) {
+                    return Err(self.invalid(format!("table {w} x {h} mm is too small")));
+                }
+                Ok(Table::rectangle(w, h))
+            }
+        }
+    }
+
+    /// The start poses: given, or R2 (fish evenly along the near and far edges,
+    /// tails pointing inward, coins in their holes).
+    pub fn start_poses(
+        &self,
+        table: &Table,
+        items: &Items,
+    ) -> Result<BTreeMap<ItemId, Pose>, ScenarioError> {
+        if let Some(s) = &self.start {
+            return Ok(s.clone());
+        }
+        let n = self.players().len();
+        let (lo, hi) = table.bounds();
+        let fp = FishFootprint::new(items);
+        let half_width = fp.outline().iter().map(|p| p.y.abs()).fold(0.0, f64::max);
+        let hole_end = fp.outline().iter().map(|p| -p.x).fold(0.0, f64::max);
+        let _ = half_width;
+        let near = n.div_ceil(2);
+        let far = n - near;
+        let mut poses = BTreeMap::new();
+        for k in 0..n {
+            // Alternate near and far edge; spread along x.
+            let (slot, count, on_near) = if k % 2 == 0 {
+                (k / 2, near, true)
+            } else {
+                (k / 2, far, false)
+            };
+            let x = lo.x
+                + (hi.x - lo.x) * (slot as f64 + 0.5) / count as f64
+                + if on_near { 0.0 } else { 37.0 };
+            // The hole end touches the edge gap of 5 mm; the tag points into the table.
+            let (y, theta) = if on_near {
+                (lo.y + hole_end + 5.0, std::f64::consts::FRAC_PI_2)
+            } else {
+                (hi.y - hole_end - 5.0, -std::f64::consts::FRAC_PI_2)
+            };
+            poses.insert(ItemId::fish(k), Pose::fish(x, y, theta));
+            poses.insert(ItemId::coin(k), Pose::coin(x, y));
+        }
+        Ok(poses)
+    }
+
+    /// Checks the start: known ids, every item on the table, no overlaps except
+    /// coins in holes and declared stacking, shots by existing players.
+    pub fn validate_start(
+        &self,
+        table: &Table,
+        items: &Items,
+        poses: &BTreeMap<ItemId, Pose>,
+    ) -> Result<(), ScenarioError> {
+        let players = self.players();
+        for p in &players {
+            if p.rgb().is_none() {
+                return Err(self.invalid(format!(
+                    "player {} has colour `{}`, expected #rrggbb",
+                    p.name, p.color
+                )));
+            }
+        }
+        items
+            .validate()
+            .map_err(|e| self.invalid(format!("items: {e}")))?;
+        let fp = FishFootprint::new(items);
+        for (id, pose) in poses {
+            if id.owner >= players.len() {
+                return Err(self.invalid(format!(
+                    "{id} belongs to no player ({} players)",
+                    players.len()
+                )));
+            }
+            if !(pose.x.is_finite() && pose.y.is_finite() && pose.angle().is_finite()) {
+                return Err(self.invalid(format!("{id} has a non-finite pose")));
+            }
+            let centre = if id.is_fish() {
+                let o = fp.centroid();
+                let (s, c) = pose.angle().sin_cos();
+                Point::new(pose.x + c * o.x - s * o.y, pose.y + s * o.x + c * o.y)
+            } else {
+                pose.point()
+            };
+            if !table.contains(centre) {
+                return Err(self.invalid(format!(
+                    "{id} at ({:.1}, {:.1}) is not on the table",
+                    pose.x, pose.y
+                )));
+            }
+        }
+        let stacked = |a: ItemId, b: ItemId| {
+            self.stacking
+                .iter()
+                .any(|s| (s.top == a && s.under == b) || (s.top == b && s.under == a))
+        };
+        let ids: Vec<(&ItemId, &Pose)> = poses.iter().collect();
+        for i in 0..ids.len() {
+            for j in i + 1..ids.len() {
+                let ((&a, pa), (&b, pb)) = (ids[i], ids[j]);
+                if stacked(a, b) {
+                    continue;
+                }
+                let overlap = match (a.is_fish(), b.is_fish()) {
+                    (true, true) => fish_fish_overlap(&fp.placed(pa), &fp.placed(pb), -0.0),
+                    (true, false) => fish_disc_overlap(
+                        &fp.placed(pa),
+                        &Disc::new(pb.point(), items.coin.radius),
+                        0.0,
+                    ),
+                    (false, true) => fish_disc_overlap(
+                        &fp.placed(pb),
+                        &Disc::new(pa.point(), items.coin.radius),
+                        0.0,
+                    ),
+                    (false, false) => disc_disc_overlap(
+                        &Disc::new(pa.point(), items.coin.radius),
+                        &Disc::new(pb.point(), items.coin.radius),
+                        0.0,
+                    ),
+                };
+                if overlap {
+                    return Err(self.invalid(format!("{a} and {b} overlap at the start")));
+                }
+            }
+        }
+        for s in &self.stacking {
+            if !poses.contains_key(&s.top) || !poses.contains_key(&s.under) {
+                return Err(self.invalid(format!(
+                    "stacking {} on {} names an item not in `start`",
+                    s.top, s.under
+                )));
+            }
+        }
+        for (i, s) in self.shots.iter().enumerate() {
+            if s.player >= players.len() {
+                return Err(self.invalid(format!("shot {i}: player {} does not exist", s.player)));
+            }
+            if !(s.speed_mm_s.is_finite() && s.speed_mm_s >= 0.0 && s.direction_deg.is_finite()) {
+                return Err(self.invalid(format!(
+                    "shot {i}: speed and direction must be finite, speed >= 0"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_resolves_and_plays_from_a_valid_start() {
+        for name in BUILT_IN {
+            let s = Scenario::resolve(name).unwrap();
+            let table = s.table().unwrap();
+            let items = s.items();
+            let poses = s.start_poses(&table, &items).unwrap();
+            s.validate_start(&table, &items, &poses)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(matches!(
+            Scenario::resolve("nope"),
+            Err(ScenarioError::Unknown(_))
+        ));
+    }
+
+    #[test]
+    fn overlapping_start_is_refused() {
+        let mut s = Scenario::built_in("coin-collision").unwrap();
+        let start = s.start.as_mut().unwrap();
+        start.insert(ItemId::coin(1), Pose::coin(561.0, 346.0));
+        let table = s.table().unwrap();
+        let items = s.items();
+        let poses = s.start_poses(&table, &items).unwrap();
+        let err = s
+            .validate_start(&table, &items, &poses)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("overlap"), "{err}");
+    }
+}
