@@ -312,6 +312,7 @@ fn axis_of(cov: &nalgebra::Matrix2<f64>) -> (f64, f64) {
 }
 
 /// Finds fish and coins in top-down views. Owns its scratch buffers, reused frame to frame.
+#[derive(Clone)]
 pub struct Detector {
     footprint: FishFootprint,
     template: Template,

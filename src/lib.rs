@@ -27,6 +27,7 @@
 //! | `eval` | tracker accuracy against ground truth (pure) | model, record |
 //! | `track` | identities frame to frame from detections (pure) | model, config, geometry |
 //! | `shots` | shot cutting and judgement: flick, rest, lost items (pure) | model, config, geometry, track, record |
+//! | `pipeline` | detections → tracks → shots → rules → record (pure) | track, shots, rules, record |
 //! | `calibration` | camera.json, table.json, pixel ↔ mm (pure) | model, geometry |
 //! | `vision` | OpenCV: capture, calibration solvers, rectification, detection | the above |
 //! | `sim` | the simulator: physics, scenarios, rendering, truth | the above |
@@ -39,6 +40,7 @@ pub mod detect;
 pub mod eval;
 pub mod geometry;
 pub mod model;
+pub mod pipeline;
 pub mod record;
 pub mod replay;
 pub mod rules;

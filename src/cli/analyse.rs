@@ -1,13 +1,429 @@
-//! `fishtrack analyse`: not built yet.
+//! `fishtrack analyse`: a recorded match in, `record.json` and a scoreboard out.
+//! Streams the video (memory stays flat), detects on rectified top views in
+//! parallel batches, tracks, cuts shots and judges them with the rules engine.
+//! Several videos are analysed in parallel, one record each; `--chain` runs them
+//! as one match. Uses: vision (frames), detect, pipeline, rules, record.
 
+use anyhow::{bail, Context};
 use clap::Args;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::calibration::TableCalibration;
+use crate::config::{load_json, Game};
+use crate::detect::{Detector, DetectorConfig, TopView};
+use crate::geometry::Table;
+use crate::model::{ItemId, Pose};
+use crate::pipeline::Analysis;
+use crate::record::{Record, StartState, VideoInfo};
+use crate::rules::MatchState;
+use crate::vision::topview::TopViewReader;
+
+/// Frames decoded and detected together: enough to keep both cores busy, few
+/// enough that memory stays flat however long the video.
+const BATCH_FRAMES: usize = 16;
+/// Floor shown around the table in the top view, mm: falling items are seen there.
+const VIEW_MARGIN_MM: f64 = 40.0;
 
 #[derive(Debug, Args)]
+#[command(long_about = "Detect, track and score a recorded match.\n\n\
+With no VIDEO, analyses the bundled sample (samples/demo/match.avi) with the bundled \
+calibration. With several videos (or a folder), analyses them in parallel and writes one \
+record each into the -o folder; with --chain they are one match, each clip continuing the \
+last, and one record is written.\n\n\
+--start takes a previous record.json (its last shot's rest poses and the match state so far) \
+or a state.json: {\"poses\": {\"fish:0\": {\"x\":..,\"y\":..,\"theta\":..}, \"coin:1\": {\"x\":..,\"y\":..}}, \
+\"next_player\": 1, \"scores\": [0, 0]} (only poses is required).")]
 pub struct AnalyseArgs {
-    /// Arguments of this command, once it exists.
-    pub args: Vec<String>,
+    /// Video files or folders of videos (default: the bundled sample).
+    pub videos: Vec<PathBuf>,
+    /// Table calibration (table.json) of the camera that filmed the videos.
+    #[arg(long)]
+    pub table: Option<PathBuf>,
+    /// Match set-up (game.json): players and their colours, moves, items.
+    #[arg(long)]
+    pub game: Option<PathBuf>,
+    /// The state the (first) clip starts from: a record.json or a state.json.
+    #[arg(long)]
+    pub start: Option<PathBuf>,
+    /// Treat the videos as consecutive clips of one match; write one record.
+    #[arg(long)]
+    pub chain: bool,
+    /// Output: the record file (one video or --chain), else a folder (default: out/).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Scale of the top view the detector works on, mm per pixel.
+    #[arg(long, default_value_t = 1.0)]
+    pub mm_per_px: f64,
+    /// Frames per second, when the video's own figure is wrong or missing.
+    #[arg(long)]
+    pub fps: Option<f64>,
+    /// Don't print the scoreboard at the end.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
-pub fn run(_args: AnalyseArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`fishtrack analyse` is not available in this build yet")
+/// Everything the analysis of one clip needs besides the video.
+struct Setup {
+    game: Game,
+    calibration: TableCalibration,
+    mm_per_px: f64,
+    fps: Option<f64>,
+}
+
+pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
+    if !(args.mm_per_px.is_finite() && args.mm_per_px >= 0.1 && args.mm_per_px <= 10.0) {
+        bail!("--mm-per-px must be between 0.1 and 10, got {}", args.mm_per_px);
+    }
+    let videos = resolve_videos(&args.videos)?;
+    let table_path = args
+        .table
+        .clone()
+        .unwrap_or_else(|| super::bundled_dir("calibration").join("table.json"));
+    let game_path = args
+        .game
+        .clone()
+        .unwrap_or_else(|| super::bundled_dir("calibration").join("game.json"));
+    let calibration = TableCalibration::load(&table_path)
+        .with_context(|| format!("loading the table calibration {}", table_path.display()))?;
+    let game = Game::load(&game_path).with_context(|| format!("loading the game set-up {}", game_path.display()))?;
+    let setup = Setup {
+        game,
+        calibration,
+        mm_per_px: args.mm_per_px,
+        fps: args.fps,
+    };
+    let start = match &args.start {
+        Some(p) => Some(load_start(p, &setup)?),
+        None => None,
+    };
+    let single = videos.len() == 1 || args.chain;
+    let output = args.output.clone().unwrap_or_else(|| {
+        if single {
+            PathBuf::from("record.json")
+        } else {
+            PathBuf::from("out")
+        }
+    });
+
+    if single {
+        let (record, unseen) = analyse_clips(&videos, &setup, start)?;
+        record
+            .save(&output)
+            .with_context(|| format!("writing {}", output.display()))?;
+        eprintln!("fishtrack: wrote {}", output.display());
+        if !args.quiet {
+            print_scoreboard(&output)?;
+        }
+        if !unseen.is_empty() {
+            bail!(
+                "the colour of {} was never seen in the video: check game.json (the record was written anyway)",
+                unseen.join(", ")
+            );
+        }
+        return Ok(());
+    }
+    std::fs::create_dir_all(&output).with_context(|| format!("creating {}", output.display()))?;
+    let results: Vec<(PathBuf, anyhow::Result<PathBuf>)> = videos
+        .par_iter()
+        .map(|v| {
+            let out = output.join(format!(
+                "{}.record.json",
+                v.file_stem().and_then(|s| s.to_str()).unwrap_or("video")
+            ));
+            let r = analyse_clips(std::slice::from_ref(v), &setup, start.clone()).and_then(|(rec, unseen)| {
+                rec.save(&out).with_context(|| format!("writing {}", out.display()))?;
+                if !unseen.is_empty() {
+                    bail!("wrote {} but the colour of {} was never seen", out.display(), unseen.join(", "));
+                }
+                Ok(out)
+            });
+            (v.clone(), r)
+        })
+        .collect();
+    let mut failed = 0;
+    for (v, r) in &results {
+        match r {
+            Ok(out) => eprintln!("fishtrack: {} -> {}", v.display(), out.display()),
+            Err(e) => {
+                failed += 1;
+                eprintln!("fishtrack: {}: {e:#}", v.display());
+            }
+        }
+    }
+    if failed == results.len() {
+        bail!("no video could be analysed");
+    }
+    Ok(())
+}
+
+/// Expands folders into the videos they hold; no argument means the bundled sample.
+fn resolve_videos(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    if given.is_empty() {
+        return Ok(vec![super::bundled_dir("samples").join("demo").join("match.avi")]);
+    }
+    let mut out = Vec::new();
+    for p in given {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("reading the folder {}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| {
+                    f.extension()
+                        .and_then(|e| e.to_str())
+                        .is_some_and(|e| ["avi", "mp4", "mkv", "mov"].contains(&e.to_ascii_lowercase().as_str()))
+                })
+                .collect();
+            found.sort();
+            if found.is_empty() {
+                bail!("{}: no videos (.avi .mp4 .mkv .mov) in this folder", p.display());
+            }
+            out.extend(found);
+        } else if p.exists() {
+            out.push(p.clone());
+        } else {
+            bail!("{}: no such file or folder", p.display());
+        }
+    }
+    Ok(out)
+}
+
+/// The opening poses and match state of a clip.
+#[derive(Clone)]
+struct Start {
+    poses: StartState,
+    state: Option<MatchState>,
+}
+
+/// Reads `--start`: a previous record (its last rest poses and match state) or a state.json.
+fn load_start(path: &Path, setup: &Setup) -> anyhow::Result<Start> {
+    let value: serde_json::Value = load_json(path)?;
+    if value.get("shots").is_some() {
+        let record = Record::load(path)?;
+        return start_from_record(&record, setup).with_context(|| format!("{}", path.display()));
+    }
+    let poses: StartState = load_json(path)?;
+    validate_start(&poses, setup).with_context(|| format!("{}", path.display()))?;
+    let mut state = MatchState::from_start(&setup.game, &poses);
+    if let Some(p) = poses.next_player {
+        state.next_player = p;
+    }
+    Ok(Start {
+        poses,
+        state: Some(state),
+    })
+}
+
+fn start_from_record(record: &Record, setup: &Setup) -> anyhow::Result<Start> {
+    let names: Vec<&str> = setup.game.players.iter().map(|p| p.name.as_str()).collect();
+    if record.players.iter().map(String::as_str).ne(names.iter().copied()) {
+        bail!(
+            "the record is from another game set-up (players {:?}, this game has {:?})",
+            record.players,
+            names
+        );
+    }
+    let Some(last) = record.shots.last() else {
+        bail!("the record has no shots to continue from");
+    };
+    let (_, _, state) = crate::rules::rescore_detailed(&setup.game, &setup.calibration.table, record)?;
+    let poses = StartState {
+        poses: last.end.clone(),
+        next_player: Some(state.next_player),
+        scores: Some(state.scores.clone()),
+    };
+    validate_start(&poses, setup)?;
+    Ok(Start {
+        poses,
+        state: Some(state),
+    })
+}
+
+fn validate_start(start: &StartState, setup: &Setup) -> anyhow::Result<()> {
+    let players = setup.game.player_count();
+    let table: &Table = &setup.calibration.table;
+    for (id, pose) in &start.poses {
+        if id.owner >= players {
+            bail!("{id} names player {} but the game has {players} players", id.owner);
+        }
+        check_pose(id, pose, table)?;
+    }
+    if let Some(p) = start.next_player {
+        if p >= players {
+            bail!("next_player is {p} but the game has {players} players");
+        }
+    }
+    if let Some(s) = &start.scores {
+        if s.len() != players {
+            bail!("scores has {} entries but the game has {players} players", s.len());
+        }
+    }
+    Ok(())
+}
+
+fn check_pose(id: &ItemId, pose: &Pose, table: &Table) -> anyhow::Result<()> {
+    if !(pose.x.is_finite() && pose.y.is_finite() && pose.theta.is_none_or(f64::is_finite)) {
+        bail!("{id}: its pose is not a finite number");
+    }
+    if !table.contains(pose.point()) {
+        bail!(
+            "{id} at ({:.1}, {:.1}) mm lies off the table",
+            pose.x,
+            pose.y
+        );
+    }
+    Ok(())
+}
+
+/// Analyses consecutive clips as one match: the record, and the players whose
+/// colour was never seen in any clip.
+fn analyse_clips(videos: &[PathBuf], setup: &Setup, start: Option<Start>) -> anyhow::Result<(Record, Vec<String>)> {
+    let mut start = start;
+    let mut merged: Option<Record> = None;
+    let mut unseen_everywhere: Option<Vec<String>> = None;
+    for video in videos {
+        let (record, state, unseen) = analyse_one(video, setup, start.as_ref())?;
+        unseen_everywhere = Some(match unseen_everywhere {
+            None => unseen,
+            Some(u) => u.into_iter().filter(|n| unseen.contains(n)).collect(),
+        });
+        let next_poses = record.shots.last().map(|s| s.end.clone());
+        merged = Some(match merged {
+            None => record,
+            Some(mut m) => {
+                m.shots.extend(record.shots);
+                m.scores = record.scores;
+                m.video.frames += record.video.frames;
+                m.video.path = format!("{} + {}", m.video.path, record.video.path);
+                m
+            }
+        });
+        // The next clip opens where this one came to rest, with its match state.
+        if let Some(poses) = next_poses {
+            start = Some(Start {
+                poses: StartState {
+                    poses,
+                    next_player: Some(state.next_player),
+                    scores: Some(state.scores.clone()),
+                },
+                state: Some(state),
+            });
+        }
+    }
+    let record = merged.context("no video given")?;
+    Ok((record, unseen_everywhere.unwrap_or_default()))
+}
+
+fn analyse_one(
+    video: &Path,
+    setup: &Setup,
+    start: Option<&Start>,
+) -> anyhow::Result<(Record, MatchState, Vec<String>)> {
+    let spec = video.to_string_lossy().to_string();
+    let mut reader = TopViewReader::open(&spec, &setup.calibration, setup.mm_per_px, VIEW_MARGIN_MM)?;
+    let fps = setup.fps.or(reader.fps()).unwrap_or(30.0);
+    let grid = reader.grid();
+    let colours: Vec<[u8; 3]> = setup
+        .game
+        .players
+        .iter()
+        .map(|p| p.rgb().unwrap_or([0, 0, 0]))
+        .collect();
+    let detector = Detector::new(
+        &setup.game.items,
+        &colours,
+        setup.calibration.table.clone(),
+        DetectorConfig::default(),
+    );
+    let pool: Vec<Mutex<Detector>> = (0..rayon::current_num_threads().max(1))
+        .map(|_| Mutex::new(detector.clone()))
+        .collect();
+    let mut analysis = Analysis::new(
+        &setup.game,
+        setup.calibration.table.clone(),
+        fps,
+        start.map(|s| &s.poses),
+        start.and_then(|s| s.state.clone()),
+    )?;
+    let bar = super::progress_bar(reader.len().unwrap_or(0), "analysing");
+    let players = setup.game.player_count();
+    let footprint = detector.footprint().clone();
+    let mut stopped: Option<String> = None;
+    let mut frames = 0u64;
+    loop {
+        let mut batch = Vec::with_capacity(BATCH_FRAMES);
+        while batch.len() < BATCH_FRAMES {
+            match reader.next_view() {
+                Ok(Some(f)) => batch.push(f),
+                Ok(None) => break,
+                Err(e @ crate::vision::topview::TopViewError::SizeMismatch { .. }) => return Err(e.into()),
+                Err(e) => {
+                    stopped = Some(format!("{e}"));
+                    break;
+                }
+            }
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let dets: Vec<_> = batch
+            .par_iter()
+            .map(|f| {
+                let slot = rayon::current_thread_index().unwrap_or(0) % pool.len();
+                let mut det = pool[slot].lock().unwrap_or_else(|p| p.into_inner());
+                let view = TopView {
+                    grid,
+                    rgb: &f.bgr,
+                    bgr: true,
+                };
+                det.detect(&view).to_frame_detections(f.index, players, &footprint)
+            })
+            .collect();
+        for (f, d) in batch.iter().zip(&dets) {
+            analysis.push(f.index, d)?;
+        }
+        frames += batch.len() as u64;
+        bar.inc(batch.len() as u64);
+        if stopped.is_some() {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    if frames == 0 {
+        match stopped {
+            Some(why) => bail!("{}: no frame could be read ({why})", video.display()),
+            None => bail!("{}: the video has no frames", video.display()),
+        }
+    }
+    if let Some(why) = &stopped {
+        eprintln!(
+            "fishtrack: warning: {}: stopped after {frames} frames ({why}); the record covers what was read",
+            video.display()
+        );
+    }
+    let [width, height] = setup.calibration.camera.image_size;
+    let info = VideoInfo {
+        path: spec,
+        fps,
+        frames,
+        width,
+        height,
+    };
+    let unseen: Vec<String> = analysis
+        .colours_never_seen()
+        .iter()
+        .map(|p| format!("{} ({})", setup.game.players[*p].name, setup.game.players[*p].color))
+        .collect();
+    let (record, state) = analysis.finish(info)?;
+    Ok((record, state, unseen))
+}
+
+fn print_scoreboard(record: &Path) -> anyhow::Result<()> {
+    super::score::run(super::score::ScoreArgs {
+        record: Some(record.to_path_buf()),
+        game: None,
+        table: None,
+        json: false,
+    })
 }

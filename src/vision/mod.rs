@@ -9,11 +9,11 @@
 //! | `rectify` | undistortion and the top-down table view (one `remap`) |
 //! | `render` | the simulator's camera renderer and video writer |
 //! | `annotate` | the replay's annotated video |
-//! | `detect` | fish and coin detection in table mm |
+//! | `topview` | video frames → rectified top views for `detect` (pure, outside) |
 
 pub mod annotate;
 pub mod calibrate;
 pub mod capture;
-pub mod detect;
 pub mod rectify;
 pub mod render;
+pub mod topview;

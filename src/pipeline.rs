@@ -1,0 +1,144 @@
+//! The `analyse` pipeline after the pixels: per-frame detections → tracker → shot
+//! cutter → rules engine → `record.json`. Pure: the frames reach it as
+//! [`FrameDetections`] (from `detect` on rectified views, or replayed from a JSONL
+//! file), so the whole chain can be tested without video.
+//! Uses: model, config, geometry, track, shots, rules, record.
+
+use crate::config::Game;
+use crate::geometry::Table;
+use crate::model::{FrameIdx, PlayerIdx};
+use crate::record::{Record, Shot, StartState, VideoInfo, RECORD_VERSION};
+use crate::rules::{judge_shot, MatchState, RulesError};
+use crate::shots::{ShotConfig, ShotCutter};
+use crate::track::{FrameDetections, TrackError, Tracker, TrackerConfig};
+use std::collections::BTreeSet;
+
+/// Why an analysis could not produce a record.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Track(#[from] TrackError),
+    #[error(transparent)]
+    Rules(#[from] RulesError),
+    #[error("the game set-up is invalid: {0}")]
+    Game(String),
+}
+
+/// An analysis in progress: push every frame's detections in order, then finish.
+pub struct Analysis {
+    game: Game,
+    table: Table,
+    tracker: Tracker,
+    cutter: ShotCutter,
+    shots: Vec<Shot>,
+    state: MatchState,
+    first_shot_index: usize,
+    frames: u64,
+    /// Players whose tag colour was seen at least once.
+    colours_seen: BTreeSet<PlayerIdx>,
+}
+
+impl Analysis {
+    /// A new analysis at `fps`; with `start`, identities and the match state come
+    /// from it (a clip that begins mid-match).
+    pub fn new(
+        game: &Game,
+        table: Table,
+        fps: f64,
+        start: Option<&StartState>,
+        state: Option<MatchState>,
+    ) -> Result<Analysis, PipelineError> {
+        game.validate().map_err(PipelineError::Game)?;
+        let cfg = TrackerConfig::new(fps, game.player_count(), table.clone(), &game.items)?;
+        let cutter = ShotCutter::new(ShotConfig::from_tracker(&cfg));
+        let tracker = match start {
+            Some(s) => Tracker::with_start(cfg, s),
+            None => Tracker::new(cfg),
+        };
+        let state = match (state, start) {
+            (Some(s), _) => s,
+            (None, Some(s)) => MatchState::from_start(game, s),
+            (None, None) => MatchState::new(game),
+        }
+        .with_fps(fps);
+        Ok(Analysis {
+            game: game.clone(),
+            table,
+            tracker,
+            cutter,
+            shots: Vec::new(),
+            first_shot_index: state.shots_judged,
+            state,
+            frames: 0,
+            colours_seen: BTreeSet::new(),
+        })
+    }
+
+    /// One frame's detections; frames must come in order, each exactly once.
+    pub fn push(&mut self, frame: FrameIdx, dets: &FrameDetections) -> Result<(), PipelineError> {
+        self.frames += 1;
+        for f in &dets.fish {
+            if let Some((p, _)) = f
+                .player_scores
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .filter(|(_, s)| **s > 0.0)
+            {
+                self.colours_seen.insert(p);
+            }
+        }
+        let tf = self.tracker.update(frame, dets);
+        if let Some(shot) = self.cutter.push(tf) {
+            self.judge(shot)?;
+        }
+        Ok(())
+    }
+
+    fn judge(&mut self, mut shot: Shot) -> Result<(), PipelineError> {
+        shot.index = self.first_shot_index + self.shots.len();
+        // The mover by turn order; who really flicked is `first_moved` (R11 1.1 / 3).
+        shot.player = self.state.next_player;
+        let (next, judgement) = judge_shot(&self.game, &self.table, &self.state, &shot)?;
+        shot.score = judgement.score;
+        shot.put_back = judgement.put_back;
+        shot.violations = judgement.violations;
+        self.state = next;
+        self.shots.push(shot);
+        Ok(())
+    }
+
+    /// Frames pushed so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Players whose colour never appeared in any frame.
+    pub fn colours_never_seen(&self) -> Vec<PlayerIdx> {
+        (0..self.game.player_count())
+            .filter(|p| !self.colours_seen.contains(p))
+            .collect()
+    }
+
+    /// The match state after the shots judged so far.
+    pub fn state(&self) -> &MatchState {
+        &self.state
+    }
+
+    /// Closes a shot still in progress and writes the record.
+    pub fn finish(mut self, video: VideoInfo) -> Result<(Record, MatchState), PipelineError> {
+        if let Some(shot) = self.cutter.finish() {
+            self.judge(shot)?;
+        }
+        let record = Record {
+            version: RECORD_VERSION,
+            video,
+            players: self.game.players.iter().map(|p| p.name.clone()).collect(),
+            shots: self.shots,
+            scores: self.state.scores.clone(),
+            game: Some(self.game),
+            table_mm: Some(self.table.corners().iter().map(|p| [p.x, p.y]).collect()),
+        };
+        Ok((record, self.state))
+    }
+}

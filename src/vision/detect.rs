@@ -1,1 +1,0 @@
-//! (placeholder, see vision/mod.rs)
