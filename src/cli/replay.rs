@@ -1,13 +1,244 @@
-//! `fishtrack replay`: not built yet.
+//! `fishtrack replay record.json [--video VIDEO] -o DIR`: shot diagrams (PNG), the
+//! HTML match report and, when the video is at hand, the annotated video. Checks
+//! every input before writing anything, so bad input costs one line and exit 1.
+//! Uses: record, config, calibration, replay, vision::annotate.
 
+use crate::calibration::TableCalibration;
+use crate::config::Game;
+use crate::record::Record;
+use crate::replay::{self, DiagramStyle, Scene};
+use anyhow::{bail, Context};
 use clap::Args;
+use std::path::{Path, PathBuf};
 
+/// Annotated video, shot diagrams and an HTML match report from a record.
+///
+/// Writes into DIR: `shot_NNN.png` (one diagram per shot, to scale), `report.html`
+/// (self-contained: score table, violations, diagrams, an interactive replay of every
+/// shot) and `annotated.avi` (MJPG; the original frames with every item, trajectory,
+/// lost item, coin in a hole and the running score drawn on). Without the video the
+/// diagrams and the report are still written, and a note says so.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// Arguments of this command, once it exists.
-    pub args: Vec<String>,
+    /// The record to replay (written by `fishtrack analyse`).
+    #[arg(default_value = "samples/demo/record.json")]
+    pub record: PathBuf,
+    /// The video the record was made from [default: the record's `video.path`,
+    /// relative to the record's folder].
+    #[arg(long)]
+    pub video: Option<PathBuf>,
+    /// Output folder (created if missing).
+    #[arg(short = 'o', long = "out", default_value = "replay")]
+    pub out: PathBuf,
+    /// Table calibration, to draw table mm onto the video [default: calibration/table.json].
+    #[arg(long)]
+    pub table: Option<PathBuf>,
+    /// Match set-up for records that carry none (colours, items) [default: calibration/game.json].
+    #[arg(long)]
+    pub game: Option<PathBuf>,
+    /// Play every flick N times slower in the video (each frame of a flick repeated N times).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub slow: u32,
+    /// Render only this shot (its record `index`) in the video, with a second before and after.
+    #[arg(long)]
+    pub shot: Option<usize>,
+    /// Diagram scale in pixels per table millimetre.
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Do not write the annotated video even if the video is found.
+    #[arg(long)]
+    pub no_video: bool,
 }
 
-pub fn run(_args: ReplayArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`fishtrack replay` is not available in this build yet")
+/// Where the video is: the flag, else the record's path (next to the record, then as given).
+fn find_video(args: &ReplayArgs, record: &Record) -> Option<PathBuf> {
+    if let Some(v) = &args.video {
+        return Some(v.clone());
+    }
+    if record.video.path.is_empty() {
+        return None;
+    }
+    let p = PathBuf::from(&record.video.path);
+    if p.is_relative() && !p.exists() {
+        // Next to the record first: a record and its video usually travel together.
+        if let Some(dir) = args.record.parent() {
+            return Some(dir.join(&p));
+        }
+    }
+    Some(p)
+}
+
+fn default_path(given: &Option<PathBuf>, dir: &str, name: &str) -> (PathBuf, bool) {
+    match given {
+        Some(p) => (p.clone(), true),
+        None => (super::bundled_dir(dir).join(name), false),
+    }
+}
+
+pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
+    if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= 10.0) {
+        bail!("--scale must be between 0 and 10 pixels per mm, got {}", args.scale);
+    }
+    let record = Record::load(&args.record)?;
+
+    let (game_path, game_given) = default_path(&args.game, "calibration", "game.json");
+    let game = if record.game.is_some() {
+        None
+    } else if game_given || game_path.exists() {
+        Some(Game::load(&game_path)?)
+    } else {
+        None
+    };
+    let (table_path, table_given) = default_path(&args.table, "calibration", "table.json");
+    let calib = if table_given || table_path.exists() {
+        Some(TableCalibration::load(&table_path).map_err(anyhow::Error::from))
+    } else {
+        None
+    };
+    let fallback_table = calib
+        .as_ref()
+        .and_then(|c| c.as_ref().ok())
+        .map(|c| c.table.clone());
+    let scene = Scene::new(record, game, fallback_table)
+        .with_context(|| args.record.display().to_string())?;
+    if let Some(i) = args.shot {
+        scene.shot_position(i)?;
+    }
+
+    // Decide about the video before writing anything.
+    let mut notes = Vec::new();
+    let video = if args.no_video {
+        notes.push("Annotated video not written (--no-video).".to_string());
+        None
+    } else {
+        match find_video(&args, &scene.record) {
+            Some(v) if v.exists() => Some(prepare_video(&scene, &v, calib, &table_path)?),
+            Some(v) => {
+                notes.push(format!(
+                    "No video: {} not found, so no annotated video; diagrams and this report only.",
+                    v.display()
+                ));
+                None
+            }
+            None => {
+                notes.push(
+                    "No video: the record names none and --video was not given; diagrams and this report only."
+                        .to_string(),
+                );
+                None
+            }
+        }
+    };
+
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let style = DiagramStyle {
+        px_per_mm: args.scale,
+        ..DiagramStyle::default()
+    };
+    let shots = scene.record.shots.len();
+    let bar = super::progress_bar(shots as u64, "diagrams");
+    let mut pngs = Vec::with_capacity(shots);
+    for (pos, shot) in scene.record.shots.iter().enumerate() {
+        let img = replay::draw_shot_diagram(&scene, pos, style);
+        let png = replay::diagram::png_bytes(&img)?;
+        let path = args.out.join(format!("shot_{:03}.png", shot.index));
+        std::fs::write(&path, &png).with_context(|| format!("cannot write {}", path.display()))?;
+        pngs.push(png);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let html = replay::report_html(&scene, &pngs, &notes);
+    let report = args.out.join("report.html");
+    std::fs::write(&report, html).with_context(|| format!("cannot write {}", report.display()))?;
+    println!("wrote {shots} diagrams: {}/shot_NNN.png", args.out.display());
+    println!("wrote report: {}", report.display());
+
+    match video {
+        Some(v) => write_video(&scene, &v, &args)?,
+        None => {
+            for n in &notes {
+                eprintln!("fishtrack: note: {n}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A video checked against the record and the calibration, ready to annotate.
+#[cfg_attr(not(feature = "opencv"), allow(dead_code))]
+struct ReadyVideo {
+    path: PathBuf,
+    calib: TableCalibration,
+    #[cfg_attr(not(feature = "opencv"), allow(dead_code))]
+    frames: u64,
+}
+
+#[cfg(feature = "opencv")]
+fn prepare_video(
+    scene: &Scene,
+    video: &Path,
+    calib: Option<anyhow::Result<TableCalibration>>,
+    table_path: &Path,
+) -> anyhow::Result<ReadyVideo> {
+    use crate::vision::annotate;
+    let probe = annotate::probe_video(video)?;
+    annotate::check_record_matches(&scene.record.video, scene, video, &probe)?;
+    let calib = match calib {
+        Some(c) => c?,
+        None => bail!(
+            "the annotated video needs a table calibration, and {} does not exist (give --table, or --no-video)",
+            table_path.display()
+        ),
+    };
+    annotate::check_calibration_matches(&calib, table_path, &probe)?;
+    Ok(ReadyVideo {
+        path: video.to_path_buf(),
+        calib,
+        frames: probe.frames,
+    })
+}
+
+#[cfg(not(feature = "opencv"))]
+fn prepare_video(
+    _scene: &Scene,
+    _video: &Path,
+    _calib: Option<anyhow::Result<TableCalibration>>,
+    _table_path: &Path,
+) -> anyhow::Result<ReadyVideo> {
+    bail!("this build has no OpenCV: the annotated video needs the default `opencv` feature (or pass --no-video)")
+}
+
+#[cfg(feature = "opencv")]
+fn write_video(scene: &Scene, v: &ReadyVideo, args: &ReplayArgs) -> anyhow::Result<()> {
+    use crate::vision::annotate::{annotate_video, AnnotateOptions};
+    let name = match args.shot {
+        Some(i) => format!("annotated_shot{i}.avi"),
+        None => "annotated.avi".to_string(),
+    };
+    let out = args.out.join(name);
+    let opts = AnnotateOptions {
+        slow: args.slow,
+        shot: args.shot,
+    };
+    let planned = scene.frame_plan(v.frames, args.shot, args.slow)?.len() as u64;
+    let bar = super::progress_bar(planned, "video");
+    let start = std::time::Instant::now();
+    let summary = annotate_video(scene, &v.calib, &v.path, &out, opts, |n| bar.set_position(n))?;
+    bar.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64().max(1e-9);
+    println!(
+        "wrote annotated video: {} ({} frames, {}x{}, {:.0} frames/s)",
+        out.display(),
+        summary.frames_written,
+        summary.width,
+        summary.height,
+        summary.frames_written as f64 / secs
+    );
+    Ok(())
+}
+
+#[cfg(not(feature = "opencv"))]
+fn write_video(_scene: &Scene, _v: &ReadyVideo, _args: &ReplayArgs) -> anyhow::Result<()> {
+    bail!("this build has no OpenCV")
 }

@@ -378,7 +378,7 @@ class ShotPlayer {
   constructor(fig, shot) {
     this.shot = shot;
     this.canvas = fig.querySelector('canvas');
-    this.ctx = this.canvas.getContext('2d');
+    this.ctx = this.canvas.getContext('2d', { willReadFrequently: true });
     this.button = fig.querySelector('.play');
     this.scrub = fig.querySelector('.scrub');
     this.speed = fig.querySelector('.speed');

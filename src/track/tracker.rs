@@ -1044,6 +1044,15 @@ impl Tracker {
             .collect();
         for i in coins {
             let p = self.tracks[i].pos;
+            // A coin in the hole of a fish not yet confirmed waits for its name.
+            let fish_pending = self.tracks.iter().any(|f| {
+                f.kind == ItemKind::Fish
+                    && f.state == TrackState::Tentative
+                    && (f.pos - p).norm() <= self.cfg.hole_reach()
+            });
+            if fish_pending {
+                continue;
+            }
             let hole_owner = self
                 .tracks
                 .iter()

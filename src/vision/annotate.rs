@@ -1,1 +1,430 @@
-//! (placeholder, see vision/mod.rs)
+//! The replay's annotated video (OpenCV): over the original frames, each item's
+//! outline and id in its player's colour, fading trajectories, lost items marked
+//! where they crossed the edge, coins in holes, the legal put-back poses, the
+//! running score, the shot number and mover. Table mm go to pixels through
+//! `calibration::TableCalibration::pixel_from_table`; what to draw at each frame
+//! comes from `replay::timeline` (pure), so this file only draws and does video I/O.
+//! Output: MJPG `.avi`, the input's frame size and rate; without `--slow` and
+//! `--shot`, the input's frame count. Uses: calibration, record, replay, opencv.
+
+use crate::calibration::TableCalibration;
+use crate::geometry::Point;
+use crate::model::{FrameIdx, ItemId, Pose};
+use crate::record::VideoInfo;
+use crate::replay::timeline::{row_frame, row_pose, Phase};
+use crate::replay::Scene;
+use opencv::core::{Mat, Point as CvPoint, Rect, Scalar, Size, Vector};
+use opencv::prelude::*;
+use opencv::{imgproc, videoio};
+use std::path::{Path, PathBuf};
+
+/// Why a video could not be annotated.
+#[derive(Debug, thiserror::Error)]
+pub enum AnnotateError {
+    #[error("cannot open video {0}")]
+    Open(PathBuf),
+    #[error("cannot write video {0} (MJPG .avi)")]
+    Write(PathBuf),
+    #[error("{0}")]
+    Mismatch(String),
+    #[error("{path} ended after {read} frames, expected {expected}")]
+    Ended {
+        path: PathBuf,
+        read: u64,
+        expected: u64,
+    },
+    #[error("opencv: {0}")]
+    OpenCv(#[from] opencv::Error),
+    #[error(transparent)]
+    Replay(#[from] crate::replay::ReplayError),
+}
+
+/// What a video file holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VideoProbe {
+    pub frames: u64,
+    pub width: u32,
+    pub height: u32,
+    pub fps: f64,
+}
+
+/// Opens a video and reads its frame count, size and rate from the container.
+pub fn probe_video(path: &Path) -> Result<VideoProbe, AnnotateError> {
+    let cap = open(path)?;
+    Ok(VideoProbe {
+        frames: cap.get(videoio::CAP_PROP_FRAME_COUNT)?.max(0.0).round() as u64,
+        width: cap.get(videoio::CAP_PROP_FRAME_WIDTH)?.max(0.0) as u32,
+        height: cap.get(videoio::CAP_PROP_FRAME_HEIGHT)?.max(0.0) as u32,
+        fps: cap.get(videoio::CAP_PROP_FPS)?,
+    })
+}
+
+fn open(path: &Path) -> Result<videoio::VideoCapture, AnnotateError> {
+    let name = path.to_str().ok_or_else(|| AnnotateError::Open(path.to_path_buf()))?;
+    let cap = videoio::VideoCapture::from_file(name, videoio::CAP_ANY)
+        .map_err(|_| AnnotateError::Open(path.to_path_buf()))?;
+    if !cap.is_opened()? {
+        return Err(AnnotateError::Open(path.to_path_buf()));
+    }
+    Ok(cap)
+}
+
+/// Checks that a record was made from this video: same frame size, same frame
+/// count, and every shot inside it. A record without video info (zeros) passes the
+/// size and count checks.
+pub fn check_record_matches(
+    record_video: &VideoInfo,
+    scene: &Scene,
+    video: &Path,
+    probe: &VideoProbe,
+) -> Result<(), AnnotateError> {
+    let name = video.display();
+    if record_video.width > 0
+        && record_video.height > 0
+        && (record_video.width, record_video.height) != (probe.width, probe.height)
+    {
+        return Err(AnnotateError::Mismatch(format!(
+            "the record is of a {}x{} video but {name} is {}x{}",
+            record_video.width, record_video.height, probe.width, probe.height
+        )));
+    }
+    if record_video.frames > 0 && record_video.frames != probe.frames {
+        return Err(AnnotateError::Mismatch(format!(
+            "the record is of a video of {} frames but {name} has {}",
+            record_video.frames, probe.frames
+        )));
+    }
+    if let Some(s) = scene
+        .record
+        .shots
+        .iter()
+        .find(|s| s.rest_frame >= probe.frames)
+    {
+        return Err(AnnotateError::Mismatch(format!(
+            "shot {} rests at frame {} but {name} has only {} frames",
+            s.index, s.rest_frame, probe.frames
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that a table calibration was made for this frame size.
+pub fn check_calibration_matches(
+    calib: &TableCalibration,
+    table_path: &Path,
+    probe: &VideoProbe,
+) -> Result<(), AnnotateError> {
+    let [w, h] = calib.camera.image_size;
+    if w > 0 && h > 0 && (w, h) != (probe.width, probe.height) {
+        return Err(AnnotateError::Mismatch(format!(
+            "{} is calibrated for {w}x{h} images but the video is {}x{}",
+            table_path.display(),
+            probe.width,
+            probe.height
+        )));
+    }
+    Ok(())
+}
+
+/// `--slow` and `--shot`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AnnotateOptions {
+    /// Frames between a flick and its rest are written this many times (1 = real time).
+    pub slow: u32,
+    /// Only this shot (record `index`), with a second before and after.
+    pub shot: Option<usize>,
+}
+
+/// What was written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AnnotateSummary {
+    pub frames_written: u64,
+    pub width: u32,
+    pub height: u32,
+    pub fps: f64,
+}
+
+/// Fixed-point sub-pixel drawing: OpenCV `shift` bits.
+const SHIFT: i32 = 4;
+const ONE: f64 = (1 << SHIFT) as f64;
+
+fn bgr([r, g, b]: [u8; 3]) -> Scalar {
+    Scalar::new(b as f64, g as f64, r as f64, 0.0)
+}
+
+fn mix(a: [u8; 3], b: [u8; 3], t: f64) -> [u8; 3] {
+    crate::replay::draw::mix(a, b, t)
+}
+
+/// Draws the record's view of each frame on top of it.
+pub struct Annotator<'a> {
+    scene: &'a Scene,
+    calib: &'a TableCalibration,
+    /// Per shot, per tracked item: (frame, sub-pixel point) of every track row.
+    tracks_px: Vec<Vec<(ItemId, Vec<(FrameIdx, CvPoint)>)>>,
+    coin_radius_mm: f64,
+}
+
+impl<'a> Annotator<'a> {
+    pub fn new(scene: &'a Scene, calib: &'a TableCalibration) -> Annotator<'a> {
+        let mut a = Annotator {
+            scene,
+            calib,
+            tracks_px: Vec::new(),
+            coin_radius_mm: scene.game.items.coin.radius,
+        };
+        a.tracks_px = scene
+            .record
+            .shots
+            .iter()
+            .map(|shot| {
+                shot.tracks
+                    .iter()
+                    .map(|(id, rows)| {
+                        let pts = rows
+                            .iter()
+                            .filter_map(|r| row_pose(*id, r).map(|p| (row_frame(r), a.px(p.point()))))
+                            .collect();
+                        (*id, pts)
+                    })
+                    .collect()
+            })
+            .collect();
+        a
+    }
+
+    /// Table mm to a sub-pixel OpenCV point (scaled by 2^SHIFT).
+    fn px(&self, p: Point) -> CvPoint {
+        let q = self.calib.pixel_from_table(p);
+        let clamp = |v: f64| (v * ONE).clamp(-1e8, 1e8).round() as i32;
+        CvPoint::new(clamp(q.x), clamp(q.y))
+    }
+
+    fn px_plain(&self, p: Point) -> CvPoint {
+        let q = self.px(p);
+        CvPoint::new(q.x >> SHIFT, q.y >> SHIFT)
+    }
+
+    /// The projected radius (px) of a circle of `r_mm` at `c`.
+    fn radius_px(&self, c: Point, r_mm: f64) -> i32 {
+        let a = self.calib.pixel_from_table(c);
+        let b = self.calib.pixel_from_table(Point::new(c.x + r_mm, c.y));
+        let d = self.calib.pixel_from_table(Point::new(c.x, c.y + r_mm));
+        ((((a - b).norm() + (a - d).norm()) / 2.0) * ONE).round() as i32
+    }
+
+    fn text(&self, img: &mut Mat, s: &str, at: CvPoint, scale: f64, c: [u8; 3]) -> opencv::Result<()> {
+        // A dark outline under the colour keeps labels legible on any background.
+        imgproc::put_text(img, s, at, imgproc::FONT_HERSHEY_SIMPLEX, scale, Scalar::all(0.0), 3, imgproc::LINE_AA, false)?;
+        imgproc::put_text(img, s, at, imgproc::FONT_HERSHEY_SIMPLEX, scale, bgr(c), 1, imgproc::LINE_AA, false)
+    }
+
+    fn item(&self, img: &mut Mat, id: ItemId, pose: &Pose, c: [u8; 3], thick: i32) -> opencv::Result<()> {
+        if id.is_fish() {
+            let placed = self.scene.footprint.placed(pose);
+            let poly: Vector<CvPoint> = placed.outline.iter().map(|p| self.px(*p)).collect();
+            let polys: Vector<Vector<CvPoint>> = Vector::from_iter([poly]);
+            imgproc::polylines(img, &polys, true, bgr(c), thick, imgproc::LINE_AA, SHIFT)?;
+            let r = self.radius_px(placed.hole.center, placed.hole.radius);
+            imgproc::circle(img, self.px(placed.hole.center), r, bgr(c), 1, imgproc::LINE_AA, SHIFT)?;
+        } else {
+            let r = self.radius_px(pose.point(), self.coin_radius_mm);
+            imgproc::circle(img, self.px(pose.point()), r, bgr(c), thick, imgproc::LINE_AA, SHIFT)?;
+        }
+        Ok(())
+    }
+
+    /// Draws frame `frame`'s annotations on `img`; `slow` > 1 is noted in the banner.
+    pub fn draw(&self, img: &mut Mat, frame: FrameIdx, slow: u32) -> opencv::Result<()> {
+        let scene = self.scene;
+        let state = scene.state_at(frame);
+        let fade_frames = 2.0 * scene.fps;
+
+        // Trajectories of the current shot up to this frame, older parts fading to grey
+        // and thinner, so direction and recency read at a glance.
+        if let Some(pos) = state.shot {
+            for (id, pts) in &self.tracks_px[pos] {
+                let c = scene.item_rgb(*id);
+                for w in pts.windows(2) {
+                    let (f1, p1) = w[1];
+                    if f1 > frame {
+                        break;
+                    }
+                    let age = (frame - f1) as f64 / fade_frames;
+                    let t = age.clamp(0.0, 0.8);
+                    let col = mix(c, [128, 128, 128], t);
+                    let thick = if age < 0.25 { 3 } else if age < 0.6 { 2 } else { 1 };
+                    imgproc::line(img, w[0].1, p1, bgr(col), thick, imgproc::LINE_AA, SHIFT)?;
+                }
+            }
+        }
+
+        // Items at their poses, fish under coins.
+        let mut items = state.items.clone();
+        items.sort_by_key(|(id, _)| (id.is_coin(), *id));
+        for (id, pose) in &items {
+            let c = scene.item_rgb(*id);
+            self.item(img, *id, pose, c, 2)?;
+            let at = self.px_plain(pose.point());
+            let off = if id.is_fish() { -14 } else { 22 };
+            self.text(img, &id.to_string(), CvPoint::new(at.x + 8, at.y + off), 0.45, c)?;
+        }
+
+        // After the rest: coins in holes, and where lost fish may legally go back.
+        if let (Some(pos), Phase::Resting) = (state.shot, state.phase) {
+            for (coin, fish) in &state.coins_in_holes {
+                if let Some((_, p)) = state.items.iter().find(|(i, _)| i == coin) {
+                    let r = self.radius_px(p.point(), self.coin_radius_mm + 3.0);
+                    imgproc::circle(img, self.px(p.point()), r, bgr([255, 255, 255]), 2, imgproc::LINE_AA, SHIFT)?;
+                    let at = self.px_plain(p.point());
+                    self.text(img, &format!("in {fish}"), CvPoint::new(at.x + 10, at.y + 38), 0.45, [255, 255, 255])?;
+                }
+            }
+            for pb in &scene.record.shots[pos].put_back {
+                if let (true, Some(pose)) = (pb.item.is_fish(), &pb.pose) {
+                    let c = mix(scene.item_rgb(pb.item), [255, 255, 255], 0.4);
+                    self.item(img, pb.item, pose, c, 1)?;
+                    let at = self.px_plain(pose.point());
+                    self.text(img, &format!("{} put back ({})", pb.item, pb.rule), CvPoint::new(at.x + 8, at.y - 14), 0.4, c)?;
+                }
+            }
+        }
+
+        // Lost items: a red cross where each crossed the edge, an arrow outward.
+        for lost in &state.lost {
+            let exit = lost.exit.point();
+            let e = self.px_plain(exit);
+            let red = Scalar::new(0.0, 0.0, 255.0, 0.0);
+            let k = 9;
+            imgproc::line(img, CvPoint::new(e.x - k, e.y - k), CvPoint::new(e.x + k, e.y + k), red, 3, imgproc::LINE_AA, 0)?;
+            imgproc::line(img, CvPoint::new(e.x - k, e.y + k), CvPoint::new(e.x + k, e.y - k), red, 3, imgproc::LINE_AA, 0)?;
+            let inside = scene.table.nearest_edge_point(exit);
+            let centre = table_centre(scene);
+            let dir = inside - centre;
+            if dir.norm() > 1e-9 {
+                let tip = self.px_plain(exit + dir.normalize() * 60.0);
+                imgproc::arrowed_line(img, e, tip, red, 2, imgproc::LINE_AA, 0, 0.3)?;
+            }
+            self.text(img, &format!("{} lost @{}", lost.item, lost.frame), CvPoint::new(e.x + 12, e.y - 12), 0.5, [255, 60, 60])?;
+        }
+
+        self.banner(img, &state, frame, slow)
+    }
+
+    /// The banner, top left: shot and mover, running score, frame and time.
+    fn banner(&self, img: &mut Mat, state: &crate::replay::FrameState, frame: FrameIdx, slow: u32) -> opencv::Result<()> {
+        let scene = self.scene;
+        let line_h = 22;
+        let lines = 3;
+        let (w, h) = (img.cols(), img.rows());
+        let bw = 360.min(w);
+        let bh = (line_h * lines + 12).min(h);
+        if bw <= 0 || bh <= 0 {
+            return Ok(());
+        }
+        {
+            let mut roi = Mat::roi_mut(img, Rect::new(0, 0, bw, bh))?;
+            let copy = roi.try_clone()?;
+            copy.convert_to(&mut roi, -1, 0.35, 0.0)?;
+        }
+        let head = match (state.shot, state.mover) {
+            (Some(pos), Some(m)) => {
+                let s = &scene.record.shots[pos];
+                let what = if state.phase == Phase::Moving { "moves" } else { "moved" };
+                format!("Shot {}  {} {what}", s.index, scene.player_name(m))
+            }
+            (None, Some(m)) => format!("Before the first shot  ({} to move)", scene.player_name(m)),
+            _ => "No shots".to_string(),
+        };
+        let mover_c = state.mover.map(|m| scene.player_rgb(m)).unwrap_or([255, 255, 255]);
+        self.text(img, &head, CvPoint::new(8, line_h), 0.6, mover_c)?;
+        let mut x = 8;
+        for (p, total) in state.scores.iter().enumerate() {
+            let s = format!("{} {total}", scene.player_name(p));
+            self.text(img, &s, CvPoint::new(x, 2 * line_h), 0.6, scene.player_rgb(p))?;
+            let mut base = 0;
+            let size = imgproc::get_text_size(&s, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, 1, &mut base)?;
+            x += size.width + 18;
+        }
+        let mut t = format!("frame {frame}  {:.2} s", frame as f64 / scene.fps);
+        if slow > 1 && state.phase == Phase::Moving {
+            t.push_str(&format!("  slow x{slow}"));
+        }
+        self.text(img, &t, CvPoint::new(8, 3 * line_h), 0.5, [230, 230, 230])
+    }
+}
+
+fn table_centre(scene: &Scene) -> Point {
+    let c = scene.table.corners();
+    let n = c.len().max(1) as f64;
+    Point::from(c.iter().fold(nalgebra::Vector2::zeros(), |a, p| a + p.coords) / n)
+}
+
+/// Renders the annotated video of `input` into `output` (MJPG .avi). `progress` is
+/// called with the number of frames written so far.
+pub fn annotate_video(
+    scene: &Scene,
+    calib: &TableCalibration,
+    input: &Path,
+    output: &Path,
+    opts: AnnotateOptions,
+    mut progress: impl FnMut(u64),
+) -> Result<AnnotateSummary, AnnotateError> {
+    let probe = probe_video(input)?;
+    let plan = scene.frame_plan(probe.frames, opts.shot, opts.slow)?;
+    let mut cap = open(input)?;
+    let fps = if probe.fps.is_finite() && probe.fps > 0.0 { probe.fps } else { scene.fps };
+    let size = Size::new(probe.width as i32, probe.height as i32);
+    let out_name = output.to_str().ok_or_else(|| AnnotateError::Write(output.to_path_buf()))?;
+    let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G')?;
+    // OpenCV's own MJPEG writer is multi-threaded and needs no codec library.
+    let mut writer = videoio::VideoWriter::new_with_backend(out_name, videoio::CAP_OPENCV_MJPEG, fourcc, fps, size, true)?;
+    if !writer.is_opened()? {
+        writer = videoio::VideoWriter::new(out_name, fourcc, fps, size, true)?;
+    }
+    if !writer.is_opened()? {
+        return Err(AnnotateError::Write(output.to_path_buf()));
+    }
+    let annotator = Annotator::new(scene, calib);
+    let mut raw = Mat::default();
+    let mut drawn = Mat::default();
+    // `next` is the index of the frame the capture returns on its next read.
+    let mut next: FrameIdx = 0;
+    let mut current: Option<FrameIdx> = None;
+    let mut written = 0u64;
+    for &f in &plan {
+        if current != Some(f) {
+            while next < f {
+                if !cap.grab()? {
+                    return Err(AnnotateError::Ended { path: input.to_path_buf(), read: next, expected: probe.frames });
+                }
+                next += 1;
+            }
+            if !cap.read(&mut raw)? || raw.empty() {
+                return Err(AnnotateError::Ended { path: input.to_path_buf(), read: next, expected: probe.frames });
+            }
+            next += 1;
+            if raw.cols() != size.width || raw.rows() != size.height {
+                return Err(AnnotateError::Mismatch(format!(
+                    "{}: frame {f} is {}x{}, expected {}x{}",
+                    input.display(),
+                    raw.cols(),
+                    raw.rows(),
+                    size.width,
+                    size.height
+                )));
+            }
+            raw.copy_to(&mut drawn)?;
+            annotator.draw(&mut drawn, f, opts.slow)?;
+            current = Some(f);
+        }
+        writer.write(&drawn)?;
+        written += 1;
+        if written % 16 == 0 {
+            progress(written);
+        }
+    }
+    progress(written);
+    writer.release()?;
+    Ok(AnnotateSummary { frames_written: written, width: probe.width, height: probe.height, fps })
+}

@@ -1,1 +1,0 @@
-//! Shot segmentation and judgement (pure).

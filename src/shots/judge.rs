@@ -1,0 +1,527 @@
+//! Turns the frames of one interlude + shot into a `record::Shot`: when it
+//! started and who moved first, start and rest poses, tracks, what left the table
+//! and where, what vanished (lost or hidden, and how sure), coins in holes,
+//! stacking, and the interlude. Uses: model, geometry, track, record.
+
+use super::{Previous, ShotConfig};
+use crate::geometry::shapes::{boundary_distance, point_in_polygon};
+use crate::geometry::{fish_disc_overlap, Disc, PlacedFish, Point, Vector};
+use crate::model::{FrameIdx, ItemId, ItemKind, Pose};
+use crate::record::{DisturbedItem, Interlude, LostItem, PlacedItem, Shot, Stacking, TrackRow};
+use crate::track::motion::{stopping_distance, time_since_start, time_to_cover};
+use crate::track::{edge_crossing, RemovalReason, TrackFrame, TrackId, TrackState, TrackedItem};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The fastest speed among confirmed on-table items seen now or within two frames.
+pub(crate) fn fastest_on_table(tf: &TrackFrame, _recent_only: bool) -> f64 {
+    tf.items
+        .iter()
+        .filter(|t| t.state.on_table())
+        .filter(|t| t.seen || t.last_seen.is_some_and(|s| tf.frame.saturating_sub(s) <= 2))
+        .map(|t| t.velocity_mm_s.norm())
+        .fold(0.0, f64::max)
+}
+
+/// One track through the history: `(history index, item)` per frame it exists.
+type Series<'a> = Vec<(usize, &'a TrackedItem)>;
+
+fn series(history: &[TrackFrame]) -> BTreeMap<TrackId, Series<'_>> {
+    let mut out: BTreeMap<TrackId, Series<'_>> = BTreeMap::new();
+    for (h, tf) in history.iter().enumerate() {
+        for t in &tf.items {
+            out.entry(t.track).or_default().push((h, t));
+        }
+    }
+    out
+}
+
+fn dist(a: &Pose, b: &Pose) -> f64 {
+    (a.point() - b.point()).norm()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return 0.0;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// When a track left its resting pose (frame), or `None` if it did not move.
+fn start_frame(cfg: &ShotConfig, history: &[TrackFrame], s: &Series<'_>, trigger: FrameIdx) -> Option<FrameIdx> {
+    // The latest entry before the trigger where it was on the table and at rest.
+    let ref_pos = s
+        .iter()
+        .rposition(|(h, t)| history[*h].frame < trigger && t.state.on_table() && t.velocity_mm_s.norm() < cfg.still_speed_mm_s)?;
+    let (rh, rt) = s[ref_pos];
+    let p_ref = rt.pose;
+    let f_ref_seen = if rt.seen {
+        history[rh].frame
+    } else {
+        rt.last_seen.unwrap_or(history[rh].frame)
+    };
+    let seen: Vec<(FrameIdx, Pose)> = s
+        .iter()
+        .filter(|(h, t)| t.seen && history[*h].frame > f_ref_seen)
+        .map(|(h, t)| (history[*h].frame, t.pose))
+        .collect();
+    let k = (0..seen.len()).find(|&k| {
+        dist(&seen[k].1, &p_ref) > cfg.start_dev_mm
+            && seen.get(k + 1).is_none_or(|n| dist(&n.1, &p_ref) > cfg.start_dev_mm)
+    })?;
+    let (f1, p1) = seen[k];
+    if f1 <= f_ref_seen + 1 {
+        return Some(f1);
+    }
+    // Unseen between its last resting sighting and f1 (a hand over it): go back
+    // from where it reappeared with the friction model.
+    let d = dist(&p1, &p_ref);
+    let v1 = match seen.get(k + 1) {
+        Some(&(f2, p2)) if f2 > f1 => {
+            let span = (f2 - f1) as f64 / cfg.fps;
+            dist(&p2, &p1) / span + cfg.friction_decel_mm_s2 * span / 2.0
+        }
+        _ => 0.0,
+    };
+    let t = if v1 > 0.0 {
+        time_since_start(v1, d, cfg.friction_decel_mm_s2)
+    } else {
+        0.0
+    };
+    let t0 = f1 as f64 / cfg.fps - t;
+    let est = (t0 * cfg.fps).floor() as i64 + 1;
+    Some((est.max(f_ref_seen as i64 + 1) as u64).min(f1))
+}
+
+/// Index of the last history frame at or before `frame`.
+fn at_or_before(history: &[TrackFrame], frame: FrameIdx) -> usize {
+    history
+        .partition_point(|f| f.frame <= frame)
+        .saturating_sub(1)
+}
+
+fn placed_fish(cfg: &ShotConfig, pose: &Pose) -> PlacedFish {
+    cfg.footprint.placed(pose)
+}
+
+/// Whether a point lies under the material of a fish (inside the outline, outside
+/// the part of the hole a coin can sit in).
+fn under_fish(cfg: &ShotConfig, f: &PlacedFish, p: Point) -> bool {
+    let hole_reach = (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
+    point_in_polygon(p, &f.outline) && (p - f.hole.center).norm() > hole_reach
+}
+
+/// How deep a vertex of `a` reaches into `b` (0 if none does).
+fn vertex_depth(a: &PlacedFish, b: &PlacedFish) -> f64 {
+    a.outline
+        .iter()
+        .filter(|p| point_in_polygon(**p, &b.outline))
+        .map(|p| boundary_distance(*p, &b.outline))
+        .fold(0.0, f64::max)
+}
+
+pub(crate) fn judge(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    trigger: FrameIdx,
+    rest: FrameIdx,
+    prev: Option<&Previous>,
+    index: usize,
+) -> Shot {
+    let mut shot = Shot {
+        index,
+        ..Default::default()
+    };
+    let Some(end_tf) = history.last() else {
+        return shot;
+    };
+    let all = series(history);
+    let item_of = |id: TrackId| -> Option<ItemId> { all.get(&id).and_then(|s| s.iter().rev().find_map(|(_, t)| t.item)) };
+
+    // Flick: the earliest start among all tracks; first mover: that track (fish win ties).
+    let mut starts: Vec<(FrameIdx, bool, TrackId)> = all
+        .iter()
+        .filter_map(|(id, s)| {
+            start_frame(cfg, history, s, trigger).map(|f| (f, s.last().is_some_and(|(_, t)| t.kind == ItemKind::Coin), *id))
+        })
+        .filter(|(f, _, _)| *f <= rest)
+        .collect();
+    starts.sort();
+    let flick = starts.first().map(|s| s.0).unwrap_or(trigger).min(trigger);
+    shot.flick_frame = flick;
+    shot.rest_frame = rest.max(flick);
+    if let Some(&(_, _, id)) = starts.first() {
+        shot.first_moved = item_of(id);
+        if shot.first_moved.is_none() {
+            shot.notes.push(format!("the first item to move (track {}) has no known identity", id.0));
+        }
+    }
+    if let Some(id) = shot.first_moved.filter(|i| i.is_fish()) {
+        shot.player = id.owner;
+    }
+
+    // Start poses: every identified item on the table just before the flick.
+    let before = &history[at_or_before(history, flick.saturating_sub(1))];
+    let mut start_tracks: BTreeMap<TrackId, ItemId> = BTreeMap::new();
+    for t in before.items.iter().filter(|t| t.state.on_table()) {
+        if let Some(id) = t.item {
+            shot.start.insert(id, t.pose);
+            start_tracks.insert(t.track, id);
+        }
+    }
+
+    // Rest poses: median of the sightings in the rest window; the held pose if unseen.
+    let rest_h = at_or_before(history, rest);
+    let mut unseen_at_rest: Vec<TrackId> = Vec::new();
+    for t in end_tf.items.iter().filter(|t| t.state.on_table()) {
+        let Some(id) = t.item else { continue };
+        let s = &all[&t.track];
+        let seen: Vec<Pose> = s
+            .iter()
+            .filter(|(h, x)| *h >= rest_h && x.seen)
+            .map(|(_, x)| x.pose)
+            .collect();
+        if seen.is_empty() {
+            unseen_at_rest.push(t.track);
+            shot.end.insert(id, t.pose);
+            continue;
+        }
+        let x = median(seen.iter().map(|p| p.x).collect());
+        let y = median(seen.iter().map(|p| p.y).collect());
+        let pose = match t.kind {
+            ItemKind::Fish => Pose::fish(x, y, median(seen.iter().map(|p| p.angle()).collect())),
+            ItemKind::Coin => Pose::coin(x, y),
+        };
+        shot.end.insert(id, pose);
+    }
+
+    // Tracks, flick to rest, frames where seen.
+    for (id, s) in &all {
+        let Some(item) = item_of(*id) else { continue };
+        let rows: Vec<TrackRow> = s
+            .iter()
+            .filter(|(h, t)| t.seen && history[*h].frame >= flick && history[*h].frame <= shot.rest_frame)
+            .map(|(h, t)| {
+                let f = history[*h].frame as f64;
+                match t.kind {
+                    ItemKind::Fish => vec![f, t.pose.x, t.pose.y, t.pose.angle()],
+                    ItemKind::Coin => vec![f, t.pose.x, t.pose.y],
+                }
+            })
+            .collect();
+        if !rows.is_empty() && shot.start.contains_key(&item) {
+            shot.tracks.insert(item, rows);
+        }
+    }
+
+    // Lost: removed off the table during the shot.
+    for t in &end_tf.items {
+        let TrackState::Removed(RemovalReason::OffTable { frame, exit, .. }) = t.state else {
+            continue;
+        };
+        let Some(&item) = start_tracks.get(&t.track) else { continue };
+        let theta = all[&t.track].iter().rev().find(|(_, x)| x.seen).map(|(_, x)| x.pose.theta).unwrap_or(t.pose.theta);
+        shot.lost.push(LostItem {
+            item,
+            frame: frame.max(flick),
+            exit: Pose {
+                x: exit.x,
+                y: exit.y,
+                theta: if item.is_fish() { theta } else { None },
+            },
+        });
+    }
+
+    // Fish at rest that were seen: what could lie on a vanished item.
+    let resting_fish: Vec<(ItemId, PlacedFish)> = shot
+        .end
+        .iter()
+        .filter(|(id, _)| id.is_fish())
+        .filter(|(id, _)| !end_tf.get(**id).is_some_and(|t| unseen_at_rest.contains(&t.track)))
+        .map(|(id, p)| (*id, placed_fish(cfg, p)))
+        .collect();
+    let mut doubt: BTreeSet<ItemId> = BTreeSet::new();
+    let mut hidden_under: Vec<Stacking> = Vec::new();
+    for tid in unseen_at_rest {
+        let Some(&item) = start_tracks.get(&tid) else {
+            // Not on the table at the flick: nothing to judge here.
+            if let Some(id) = item_of(tid) {
+                doubt.insert(id);
+            }
+            continue;
+        };
+        let s = &all[&tid];
+        let last = s.iter().rev().find(|(_, t)| t.seen);
+        let (p_last, v_last, f_last) = match last {
+            Some((h, t)) => (t.pose.point(), t.velocity_mm_s, history[*h].frame),
+            None => (shot.end[&item].point(), Vector::zeros(), history[0].frame),
+        };
+        let hand_now = end_tf.occluders.iter().any(|o| o.covers(p_last, 5.0));
+        let speed = v_last.norm();
+        doubt.insert(item);
+        if speed < 2.0 * cfg.still_speed_mm_s || f_last < flick {
+            // It was at rest when last seen: it is where it was.
+            shot.end.insert(item, Pose { x: p_last.x, y: p_last.y, theta: shot.end[&item].theta });
+            let under = resting_fish.iter().find(|(_, f)| under_fish(cfg, f, p_last));
+            let why = match (under, hand_now) {
+                (Some((fid, _)), _) => {
+                    hidden_under.push(Stacking { top: *fid, under: item });
+                    format!("{item} not seen at rest; it lies under {fid} where it was last seen (sure)")
+                }
+                (None, true) => format!("{item} not seen at rest; a hand covers where it was last seen, kept there (likely)"),
+                (None, false) => format!(
+                    "{item} not seen at rest and nothing covers it; kept where last seen at ({:.0}, {:.0}) (unsure)",
+                    p_last.x, p_last.y
+                ),
+            };
+            shot.notes.push(why);
+            continue;
+        }
+        // It vanished while moving: follow its path under friction.
+        let dir = v_last / speed;
+        let stop = stopping_distance(speed, cfg.friction_decel_mm_s2);
+        let reach = stop * 1.25 + 5.0;
+        let far = p_last + dir * reach;
+        let s_exit = if cfg.table.contains(far) {
+            None
+        } else {
+            let e = edge_crossing(&cfg.table, p_last, far);
+            Some(((e - p_last).norm(), e))
+        };
+        let limit = s_exit.map(|(d, _)| d).unwrap_or(reach);
+        let mut hide: Option<(f64, ItemId)> = None;
+        let mut d = 0.0;
+        while d <= limit && hide.is_none() {
+            let p = p_last + dir * d;
+            if let Some((fid, _)) = resting_fish.iter().find(|(_, f)| under_fish(cfg, f, p)) {
+                hide = Some((d, *fid));
+            }
+            d += 2.0;
+        }
+        let p_stop = p_last + dir * stop;
+        let stop_hidden = resting_fish.iter().find(|(_, f)| under_fish(cfg, f, p_stop)).map(|(id, _)| *id);
+        let exit_within_stop = s_exit.is_some_and(|(d, _)| d <= stop);
+        let how = format!(
+            "{item} vanished at frame {f_last} at ({:.0}, {:.0}) moving {:.0} mm/s, never seen near an edge",
+            p_last.x, p_last.y, speed
+        );
+        if let (Some(fid), false) = (stop_hidden, exit_within_stop) {
+            shot.end.insert(item, Pose::coin(p_stop.x, p_stop.y));
+            hidden_under.push(Stacking { top: fid, under: item });
+            shot.notes.push(format!("{how}; its path ends under {fid}: taken as lying under it (likely)"));
+        } else if let Some((ds, e)) = s_exit.filter(|(ds, _)| hide.is_none_or(|(dh, _)| *ds < dh)) {
+            shot.end.remove(&item);
+            doubt.remove(&item);
+            let t = time_to_cover(speed, ds, cfg.friction_decel_mm_s2).unwrap_or(ds / speed);
+            let frame = f_last + (t * cfg.fps).ceil().max(1.0) as u64;
+            let sure = if exit_within_stop { "likely" } else { "unsure: only with less friction than assumed" };
+            shot.notes.push(format!("{how}; its path leaves the table at ({:.0}, {:.0}): taken as lost ({sure})", e.x, e.y));
+            shot.lost.push(LostItem {
+                item,
+                frame,
+                exit: Pose {
+                    x: e.x,
+                    y: e.y,
+                    theta: if item.is_fish() { shot.end.get(&item).and_then(|p| p.theta) } else { None },
+                },
+            });
+        } else if let Some((dh, fid)) = hide {
+            let p = p_last + dir * (dh + cfg.coin_radius).min(stop.max(dh));
+            shot.end.insert(item, Pose::coin(p.x, p.y));
+            hidden_under.push(Stacking { top: fid, under: item });
+            shot.notes.push(format!("{how}; its path runs under {fid}: taken as lying under it (unsure)"));
+        } else if hand_now {
+            shot.end.insert(item, Pose::coin(p_stop.x, p_stop.y));
+            shot.notes.push(format!("{how}; a hand covers its path: taken as hidden on the table (unsure)"));
+        } else {
+            shot.end.insert(item, Pose { x: p_stop.x, y: p_stop.y, theta: shot.end[&item].theta });
+            shot.notes.push(format!(
+                "{how}; nothing could hide it and it cannot reach an edge: assumed on the table at ({:.0}, {:.0}) (unsure)",
+                p_stop.x, p_stop.y
+            ));
+        }
+    }
+
+    rest_relations(cfg, &mut shot, end_tf, &hidden_under, prev, &mut doubt);
+    shot.doubt = doubt.into_iter().collect();
+
+    // Unidentified tracks that took part.
+    for (id, s) in &all {
+        if item_of(*id).is_some() {
+            continue;
+        }
+        let moved = starts.iter().any(|(_, _, t)| t == id);
+        let on = s.last().is_some_and(|(_, t)| t.state.on_table());
+        if moved || !on {
+            shot.notes.push(format!(
+                "a coin of unknown owner (track {}) {}; it is not in this record",
+                id.0,
+                if on { "moved" } else { "left the table" }
+            ));
+        }
+    }
+
+    if let Some(p) = prev {
+        shot.before = Some(interlude(cfg, history, &all, p, flick, &shot.start));
+    }
+    shot
+}
+
+/// Coins in holes, stacking and whether stacked fish touch the table, at rest.
+fn rest_relations(
+    cfg: &ShotConfig,
+    shot: &mut Shot,
+    end_tf: &TrackFrame,
+    hidden_under: &[Stacking],
+    prev: Option<&Previous>,
+    doubt: &mut BTreeSet<ItemId>,
+) {
+    let hole_reach = (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
+    let fish: Vec<(ItemId, PlacedFish)> = shot
+        .end
+        .iter()
+        .filter(|(id, _)| id.is_fish())
+        .map(|(id, p)| (*id, placed_fish(cfg, p)))
+        .collect();
+    let coins: Vec<(ItemId, Point)> = shot
+        .end
+        .iter()
+        .filter(|(id, _)| id.is_coin())
+        .map(|(id, p)| (*id, p.point()))
+        .collect();
+    let seen = |id: ItemId| end_tf.get(id).is_some_and(|t| t.seen);
+    let partly = |id: ItemId| end_tf.get(id).is_some_and(|t| t.partly_hidden);
+    for (cid, c) in &coins {
+        for (fid, f) in &fish {
+            if (c - f.hole.center).norm() <= hole_reach {
+                shot.coins_in_holes.insert(*cid, *fid);
+            }
+        }
+    }
+    let mut stacking: Vec<Stacking> = hidden_under.to_vec();
+    let known = |s: &Vec<Stacking>, a: ItemId, b: ItemId| s.iter().any(|x| (x.top == a && x.under == b) || (x.top == b && x.under == a));
+    // Fish on fish: which is on top from occlusion, else the one that moved later.
+    let moved_last = |id: ItemId| -> Option<f64> {
+        shot.tracks.get(&id).and_then(|rows| rows.last()).map(|r| r[0])
+    };
+    for i in 0..fish.len() {
+        for j in i + 1..fish.len() {
+            let (a, fa) = &fish[i];
+            let (b, fb) = &fish[j];
+            let depth = vertex_depth(fa, fb).max(vertex_depth(fb, fa));
+            if depth <= cfg.stack_overlap_mm || known(&stacking, *a, *b) {
+                continue;
+            }
+            let prev_rel = prev.and_then(|p| p.stacking.iter().find(|s| (s.top == *a && s.under == *b) || (s.top == *b && s.under == *a)));
+            let (top, under) = match (partly(*a), partly(*b)) {
+                (false, true) => (*a, *b),
+                (true, false) => (*b, *a),
+                _ => match (moved_last(*a), moved_last(*b), prev_rel) {
+                    (_, _, Some(s)) if moved_last(*a).is_none() && moved_last(*b).is_none() => (s.top, s.under),
+                    (Some(x), Some(y), _) if y > x => (*b, *a),
+                    (None, Some(_), _) => (*b, *a),
+                    _ => (*a, *b),
+                },
+            };
+            stacking.push(Stacking { top, under });
+        }
+    }
+    // Coins and fish: a coin seen on a fish lies on it; one not seen lies under it.
+    for (cid, c) in &coins {
+        for (fid, f) in &fish {
+            let disc = Disc::new(*c, cfg.coin_radius);
+            if known(&stacking, *cid, *fid) || !fish_disc_overlap(f, &disc, -cfg.stack_overlap_mm) {
+                continue;
+            }
+            if seen(*cid) && !partly(*fid) && !under_fish(cfg, f, *c) {
+                stacking.push(Stacking { top: *cid, under: *fid });
+            } else if seen(*cid) {
+                stacking.push(Stacking { top: *cid, under: *fid });
+            } else {
+                stacking.push(Stacking { top: *fid, under: *cid });
+                doubt.insert(*cid);
+            }
+        }
+    }
+    // Whether a fish on top still touches the table (R8c/R8d).
+    for (fid, f) in &fish {
+        let unders: Vec<ItemId> = stacking.iter().filter(|s| s.top == *fid).map(|s| s.under).collect();
+        if unders.is_empty() {
+            continue;
+        }
+        let com = shot.end.get(fid).map(|p| {
+            let c = cfg.footprint.centroid();
+            p.point() + nalgebra::Rotation2::new(p.angle()) * c.coords
+        });
+        let on_fish: Vec<&PlacedFish> = fish.iter().filter(|(id, _)| unders.contains(id)).map(|(_, g)| g).collect();
+        let touches = on_fish.is_empty() || com.is_some_and(|c| on_fish.iter().all(|g| !point_in_polygon(c, &g.outline)));
+        if !on_fish.is_empty() {
+            doubt.insert(*fid);
+        }
+        let _ = f;
+        shot.touches_table.insert(*fid, touches);
+    }
+    stacking.sort_by_key(|s| (s.top, s.under));
+    stacking.dedup();
+    shot.stacking = stacking;
+}
+
+/// Put-backs and disturbances between the previous rest and this flick.
+fn interlude(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    all: &BTreeMap<TrackId, Series<'_>>,
+    prev: &Previous,
+    flick: FrameIdx,
+    start: &BTreeMap<ItemId, Pose>,
+) -> Interlude {
+    let mut out = Interlude::default();
+    let mut settle: Vec<FrameIdx> = Vec::new();
+    let in_interlude = |f: FrameIdx| f > prev.rest_frame && f < flick;
+    for (id, pose) in start {
+        let Some(s) = all.values().find(|s| s.iter().any(|(_, t)| t.item == Some(*id))) else {
+            continue;
+        };
+        let entries: Vec<(FrameIdx, &TrackedItem)> = s
+            .iter()
+            .map(|(h, t)| (history[*h].frame, *t))
+            .filter(|(f, _)| in_interlude(*f))
+            .collect();
+        let last_motion = entries
+            .iter()
+            .filter(|(_, t)| t.velocity_mm_s.norm() >= cfg.still_speed_mm_s)
+            .map(|(f, _)| *f + 1)
+            .max();
+        match prev.end.get(id) {
+            None => {
+                let frame = entries
+                    .iter()
+                    .find(|(_, t)| t.state.on_table() && t.item == Some(*id))
+                    .map(|(f, _)| *f)
+                    .unwrap_or(prev.rest_frame + 1);
+                out.placed.push(PlacedItem { item: *id, frame, pose: *pose });
+                settle.push(last_motion.unwrap_or(frame));
+            }
+            Some(p0) => {
+                let moved = dist(p0, pose);
+                if moved > cfg.disturb_mm {
+                    let frame = entries
+                        .iter()
+                        .find(|(_, t)| t.seen && dist(&t.pose, p0) > cfg.disturb_mm)
+                        .map(|(f, _)| *f)
+                        .unwrap_or(prev.rest_frame + 1);
+                    out.disturbed.push(DisturbedItem { item: *id, frame, distance_mm: moved });
+                    settle.push(last_motion.unwrap_or(frame));
+                }
+            }
+        }
+    }
+    out.placed.sort_by_key(|p| (p.frame, p.item));
+    out.ready_frame = Some(settle.into_iter().max().unwrap_or(prev.rest_frame).min(flick));
+    out
+}

@@ -1,0 +1,248 @@
+//! Shot segmentation and judgement (pure): cuts the stream of [`TrackFrame`]s into
+//! shots (still → flick → motion → still) and turns each into a `record::Shot`
+//! observation — flick and rest frames, the item that moved first, start and rest
+//! poses, tracks, lost items with the frame and point where each crossed the edge,
+//! coins in holes, stacking, and the interlude before the flick (put-backs,
+//! disturbances). No OpenCV, no I/O. Uses: model, config, geometry, track, record.
+//!
+//! # Public API
+//! - [`ShotConfig::new(fps, table, &items)`](ShotConfig::new) or
+//!   [`ShotConfig::from_tracker(&tracker_cfg)`](ShotConfig::from_tracker): thresholds in
+//!   seconds, mm and mm/s, converted with the real fps.
+//! - [`ShotCutter::new(cfg)`](ShotCutter::new), then
+//!   [`push(track_frame) -> Option<Shot>`](ShotCutter::push) for every frame, and
+//!   [`finish() -> Option<Shot>`](ShotCutter::finish) at the end of the video (a shot
+//!   still moving when the video ends is cut there, with a note).
+//! - The `Shot` carries observations only: `player` is set to the owner of the fish
+//!   that moved first (0 if a coin or nothing identifiable moved first); whose turn it
+//!   was is for the rules engine / driver to set. `score`, `put_back` and
+//!   `violations` are left empty for the rules engine.
+//!
+//! # Decisions
+//! - A shot starts when an on-table item moves faster than `flick_speed_mm_s`; the
+//!   flick frame is the first frame any item left its resting pose, walked back
+//!   through the history; an item hidden (under the hand) when it started is
+//!   back-extrapolated with the friction model from where it reappeared.
+//! - A shot rests when no item that is seen (or was seen within two frames) moves
+//!   faster than `still_speed_mm_s` for `still_s`; the rest frame is the first still one.
+//! - An item on the table at the flick and nowhere at rest that was not seen leaving
+//!   is judged from its last sighting: if its path under friction ends under a fish
+//!   at rest, it is stacked under that fish; if the path leaves the table within its
+//!   stopping distance, it is lost at that crossing; a hand over it means hidden.
+//!   Each such decision adds a note with how sure it is.
+
+mod judge;
+
+use crate::config::Items;
+use crate::geometry::{FishFootprint, Table};
+use crate::model::{FrameIdx, ItemId, Pose};
+use crate::record::{Shot, Stacking};
+use crate::track::{TrackFrame, TrackerConfig};
+use std::collections::BTreeMap;
+
+/// Thresholds of the shot cutter and judge.
+#[derive(Debug, Clone)]
+pub struct ShotConfig {
+    pub fps: f64,
+    pub table: Table,
+    pub footprint: FishFootprint,
+    pub coin_radius: f64,
+    /// Sliding friction (constant deceleration), mm/s², for back- and forward
+    /// extrapolation of unseen motion.
+    pub friction_decel_mm_s2: f64,
+    /// An on-table item moving faster than this starts a shot.
+    pub flick_speed_mm_s: f64,
+    /// An item counts as at rest below this speed.
+    pub still_speed_mm_s: f64,
+    /// How long everything must stay still for a shot to end.
+    pub still_s: f64,
+    /// Displacement from its resting pose that means an item has started to move.
+    pub start_dev_mm: f64,
+    /// A coin within `hole_radius - coin_radius + this` of a hole centre is in the hole.
+    pub hole_tolerance_mm: f64,
+    /// Two footprints overlapping deeper than this lie one on the other.
+    pub stack_overlap_mm: f64,
+    /// An item on the table that moves more than this between shots is disturbed.
+    pub disturb_mm: f64,
+    /// A shot still moving after this long is cut anyway (with a note).
+    pub max_shot_s: f64,
+}
+
+impl ShotConfig {
+    pub fn new(fps: f64, table: Table, items: &Items) -> ShotConfig {
+        ShotConfig {
+            fps,
+            table,
+            footprint: FishFootprint::new(items),
+            coin_radius: items.coin.radius,
+            friction_decel_mm_s2: 2000.0,
+            flick_speed_mm_s: 250.0,
+            still_speed_mm_s: 40.0,
+            still_s: 0.3,
+            start_dev_mm: 1.5,
+            hole_tolerance_mm: 1.5,
+            stack_overlap_mm: 2.0,
+            disturb_mm: 3.0,
+            max_shot_s: 20.0,
+        }
+    }
+
+    /// The same table, items, fps and friction as the tracker.
+    pub fn from_tracker(t: &TrackerConfig) -> ShotConfig {
+        ShotConfig {
+            fps: t.fps,
+            table: t.table.clone(),
+            footprint: t.footprint.clone(),
+            coin_radius: t.coin_radius,
+            friction_decel_mm_s2: t.friction_decel_mm_s2,
+            still_speed_mm_s: t.still_speed_mm_s,
+            hole_tolerance_mm: t.hole_tolerance_mm,
+            ..ShotConfig::new(t.fps, t.table.clone(), &Items::default_set())
+        }
+    }
+
+    fn frames(&self, seconds: f64) -> u64 {
+        (seconds * self.fps).round().max(1.0) as u64
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Phase {
+    Waiting,
+    InShot { trigger: FrameIdx, quiet_since: Option<FrameIdx> },
+}
+
+/// What the previous shot left behind, for the next interlude.
+#[derive(Debug, Clone, Default)]
+struct Previous {
+    rest_frame: FrameIdx,
+    end: BTreeMap<ItemId, Pose>,
+    stacking: Vec<Stacking>,
+}
+
+/// Streaming shot cutter: push every [`TrackFrame`], get a [`Shot`] when one comes to rest.
+#[derive(Debug, Clone)]
+pub struct ShotCutter {
+    cfg: ShotConfig,
+    /// Frames since the previous rest (or the start): the interlude, then the shot.
+    history: Vec<TrackFrame>,
+    phase: Phase,
+    previous: Option<Previous>,
+    next_index: usize,
+}
+
+impl ShotCutter {
+    pub fn new(cfg: ShotConfig) -> ShotCutter {
+        ShotCutter {
+            cfg,
+            history: Vec::new(),
+            phase: Phase::Waiting,
+            previous: None,
+            next_index: 0,
+        }
+    }
+
+    pub fn config(&self) -> &ShotConfig {
+        &self.cfg
+    }
+
+    /// Whether a shot is in progress (flicked, not yet at rest).
+    pub fn in_shot(&self) -> bool {
+        matches!(self.phase, Phase::InShot { .. })
+    }
+
+    /// Takes the next frame; returns a shot when this frame completes its rest window.
+    pub fn push(&mut self, tf: TrackFrame) -> Option<Shot> {
+        let frame = tf.frame;
+        let moving = judge::fastest_on_table(&tf, true);
+        self.history.push(tf);
+        match self.phase {
+            Phase::Waiting => {
+                if moving >= self.cfg.flick_speed_mm_s {
+                    self.phase = Phase::InShot {
+                        trigger: frame,
+                        quiet_since: None,
+                    };
+                }
+                None
+            }
+            Phase::InShot {
+                trigger,
+                quiet_since,
+            } => {
+                let quiet = moving < self.cfg.still_speed_mm_s;
+                let quiet_since = match (quiet, quiet_since) {
+                    (false, _) => None,
+                    (true, None) => Some(frame),
+                    (true, q) => q,
+                };
+                self.phase = Phase::InShot {
+                    trigger,
+                    quiet_since,
+                };
+                let still = self.cfg.frames(self.cfg.still_s);
+                if let Some(q) = quiet_since {
+                    if frame + 1 >= q + still {
+                        return Some(self.emit(trigger, q, None));
+                    }
+                }
+                if frame.saturating_sub(trigger) > self.cfg.frames(self.cfg.max_shot_s) {
+                    let note = format!(
+                        "items were still moving {:.0} s after the flick; the shot was cut at frame {frame}",
+                        self.cfg.max_shot_s
+                    );
+                    return Some(self.emit(trigger, frame, Some(note)));
+                }
+                None
+            }
+        }
+    }
+
+    /// Ends the stream: a shot in progress is cut at the last frame (with a note).
+    pub fn finish(&mut self) -> Option<Shot> {
+        let Phase::InShot {
+            trigger,
+            quiet_since,
+        } = self.phase
+        else {
+            return None;
+        };
+        let last = self.history.last()?.frame;
+        let (rest, note) = match quiet_since {
+            Some(q) => (
+                q,
+                "the video ended shortly after the items stopped; rest taken from a short window"
+                    .to_string(),
+            ),
+            None => (
+                last,
+                format!("the video ended while items were moving; the shot was cut at frame {last}"),
+            ),
+        };
+        Some(self.emit(trigger, rest, Some(note)))
+    }
+
+    fn emit(&mut self, trigger: FrameIdx, rest: FrameIdx, note: Option<String>) -> Shot {
+        let mut shot = judge::judge(
+            &self.cfg,
+            &self.history,
+            trigger,
+            rest,
+            self.previous.as_ref(),
+            self.next_index,
+        );
+        if let Some(n) = note {
+            shot.notes.push(n);
+        }
+        self.next_index += 1;
+        self.previous = Some(Previous {
+            rest_frame: shot.rest_frame,
+            end: shot.end.clone(),
+            stacking: shot.stacking.clone(),
+        });
+        // The next interlude starts at this rest.
+        self.history.retain(|f| f.frame >= rest);
+        self.phase = Phase::Waiting;
+        shot
+    }
+}

@@ -1,0 +1,558 @@
+//! Tracker + shot cutter on synthetic detection streams: scripted items slide with
+//! friction, coins collide as equal discs, items fall off edges, hands cover items,
+//! detections are noisy, missed, streaked or skipped. Ground truth comes from the
+//! same script, so every check compares against what really happened.
+
+use fishtrack::config::Items;
+use fishtrack::geometry::{FishFootprint, Point, Table, Vector};
+use fishtrack::model::{FrameIdx, ItemId, Pose};
+use fishtrack::record::{Shot, StartState};
+use fishtrack::shots::{ShotConfig, ShotCutter};
+use fishtrack::track::{
+    BlobKind, CoinDetection, FishDetection, FrameDetections, Occluder, OffTableBlob, Streak,
+    TrackFrame, Tracker, TrackerConfig,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+
+const FPS: f64 = 30.0;
+const W: f64 = 1000.0;
+const H: f64 = 700.0;
+/// The "real" friction differs a little from the tracker's default (2000 mm/s²).
+const TRUE_DECEL: f64 = 1800.0;
+const COIN_R: f64 = 7.5;
+
+struct Script {
+    players: usize,
+    frames: u64,
+    items: Vec<(ItemId, Pose)>,
+    /// (frame, item, velocity): the item is struck half-way between `frame` and `frame + 1`.
+    kicks: Vec<(FrameIdx, ItemId, Vector)>,
+    /// Hand discs: (from, to exclusive, centre, radius).
+    hands: Vec<(FrameIdx, FrameIdx, Point, f64)>,
+    /// Items put (back) on the table at a frame.
+    placements: Vec<(FrameIdx, ItemId, Pose)>,
+    /// Chance that a detection is missed in a frame.
+    p_miss: f64,
+    /// Coins faster than this are seen only every other frame, as a streak.
+    fast_mm_s: f64,
+    /// Items the detector stops seeing from a frame on (too faint a streak).
+    invisible_from: Vec<(ItemId, FrameIdx)>,
+    /// Falling items are seen against the floor for this many frames.
+    blob_frames: u64,
+    seed: u64,
+}
+
+impl Script {
+    fn new(players: usize, frames: u64, items: Vec<(ItemId, Pose)>) -> Script {
+        Script {
+            players,
+            frames,
+            items,
+            kicks: vec![],
+            hands: vec![],
+            placements: vec![],
+            p_miss: 0.05,
+            fast_mm_s: 1500.0,
+            invisible_from: vec![],
+            blob_frames: 0,
+            seed: 7,
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Body {
+    id: ItemId,
+    pos: Point,
+    vel: Vector,
+    theta: f64,
+    on_table: bool,
+    present: bool,
+    /// (frame, exit point of the centre of mass) when it fell.
+    exit: Option<(FrameIdx, Point)>,
+    fell_at: Option<FrameIdx>,
+}
+
+#[derive(Clone)]
+struct TruthFrame {
+    bodies: Vec<Body>,
+}
+
+impl TruthFrame {
+    fn get(&self, id: ItemId) -> Option<&Body> {
+        self.bodies.iter().find(|b| b.id == id && b.present)
+    }
+}
+
+fn footprint() -> FishFootprint {
+    FishFootprint::new(&Items::default_set())
+}
+
+fn com(b: &Body) -> Point {
+    if b.id.is_fish() {
+        let c = footprint().centroid();
+        b.pos + nalgebra::Rotation2::new(b.theta) * c.coords
+    } else {
+        b.pos
+    }
+}
+
+fn inside(p: Point) -> bool {
+    p.x >= 0.0 && p.x <= W && p.y >= 0.0 && p.y <= H
+}
+
+/// Where the segment a→b (a inside) crosses the rectangle's boundary.
+fn crossing(a: Point, b: Point) -> Point {
+    let mut t: f64 = 1.0;
+    for (pa, pb, lim) in [(a.x, b.x, 0.0), (a.x, b.x, W), (a.y, b.y, 0.0), (a.y, b.y, H)] {
+        if (pb - lim) * (pa - lim) < 0.0 {
+            t = t.min((lim - pa) / (pb - pa));
+        }
+    }
+    a + (b - a) * t
+}
+
+fn simulate(s: &Script) -> Vec<TruthFrame> {
+    let mut bodies: Vec<Body> = s
+        .items
+        .iter()
+        .map(|(id, p)| Body {
+            id: *id,
+            pos: p.point(),
+            vel: Vector::zeros(),
+            theta: p.angle(),
+            on_table: true,
+            present: true,
+            exit: None,
+            fell_at: None,
+        })
+        .collect();
+    let sub = 40;
+    let h = 1.0 / FPS / sub as f64;
+    let mut out = Vec::new();
+    for f in 0..s.frames {
+        for (pf, id, pose) in &s.placements {
+            if *pf == f {
+                bodies.retain(|b| b.id != *id);
+                bodies.push(Body {
+                    id: *id,
+                    pos: pose.point(),
+                    vel: Vector::zeros(),
+                    theta: pose.angle(),
+                    on_table: true,
+                    present: true,
+                    exit: None,
+                    fell_at: None,
+                });
+            }
+        }
+        if f > 0 {
+            for k in 0..sub {
+                let t_in = (k as f64 + 0.5) / sub as f64;
+                for (kf, id, v) in &s.kicks {
+                    // Struck half-way between kf and kf + 1.
+                    if *kf + 1 == f && (t_in - 0.5).abs() < 0.5 / sub as f64 {
+                        if let Some(b) = bodies.iter_mut().find(|b| b.id == *id && b.on_table) {
+                            b.vel = *v;
+                        }
+                    }
+                }
+                for b in bodies.iter_mut().filter(|b| b.present) {
+                    let sp = b.vel.norm();
+                    if sp > 0.0 {
+                        let dec = if b.on_table { TRUE_DECEL } else { 0.0 };
+                        let ns = (sp - dec * h).max(0.0);
+                        b.pos += b.vel / sp * ((sp + ns) / 2.0 * h);
+                        b.vel = b.vel / sp * ns;
+                    }
+                }
+                // Coin–coin collisions, equal masses, elastic.
+                for i in 0..bodies.len() {
+                    for j in i + 1..bodies.len() {
+                        let (a, b) = (&bodies[i], &bodies[j]);
+                        if !(a.id.is_coin() && b.id.is_coin() && a.on_table && b.on_table) {
+                            continue;
+                        }
+                        let d = b.pos - a.pos;
+                        let dist = d.norm();
+                        if dist >= 2.0 * COIN_R || dist < 1e-9 {
+                            continue;
+                        }
+                        let n = d / dist;
+                        let rel = (a.vel - b.vel).dot(&n);
+                        if rel <= 0.0 {
+                            continue;
+                        }
+                        let dv = n * rel;
+                        bodies[i].vel -= dv;
+                        bodies[j].vel += dv;
+                    }
+                }
+                for b in bodies.iter_mut().filter(|b| b.on_table) {
+                    let c = com(b);
+                    if !inside(c) {
+                        let prev = c - b.vel * h;
+                        let e = crossing(prev, c);
+                        let t_cross = (f as f64 - 1.0 + (k as f64 + 1.0) / sub as f64) / 1.0;
+                        b.on_table = false;
+                        b.fell_at = Some(f);
+                        b.exit = Some((t_cross.ceil() as u64, e));
+                    }
+                }
+            }
+        }
+        out.push(TruthFrame {
+            bodies: bodies.clone(),
+        });
+    }
+    out
+}
+
+fn noise(rng: &mut ChaCha8Rng, sigma: f64) -> Vector {
+    // Sum of uniforms: close enough to a normal for noise.
+    let mut g = || (0..6).map(|_| rng.random::<f64>() - 0.5).sum::<f64>() * sigma * (2.0f64).sqrt();
+    Vector::new(g(), g())
+}
+
+fn detect(s: &Script, truth: &[TruthFrame]) -> Vec<FrameDetections> {
+    let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
+    let fp = footprint();
+    truth
+        .iter()
+        .enumerate()
+        .map(|(f, tf)| {
+            let f = f as u64;
+            let mut d = FrameDetections::empty(f);
+            for (a, b, c, r) in &s.hands {
+                if f >= *a && f < *b {
+                    d.occluders.push(Occluder::Disc { center: *c, radius: *r });
+                }
+            }
+            let hidden_by_hand = |p: Point| d.occluders.iter().any(|o| o.covers(p, 0.0));
+            let fish_now: Vec<_> = tf
+                .bodies
+                .iter()
+                .filter(|b| b.id.is_fish() && b.on_table && b.present)
+                .map(|b| fp.placed(&Pose::fish(b.pos.x, b.pos.y, b.theta)))
+                .collect();
+            for b in tf.bodies.iter().filter(|b| b.present) {
+                let speed = b.vel.norm();
+                let miss = rng.random::<f64>() < s.p_miss
+                    || s.invisible_from.iter().any(|(id, from)| *id == b.id && f >= *from);
+                if !b.on_table {
+                    if b.fell_at.is_some_and(|ff| f < ff + s.blob_frames) {
+                        d.off_table.push(OffTableBlob {
+                            pt_in_table: com(b),
+                            radius_mm: if b.id.is_fish() { 25.0 } else { COIN_R },
+                            kind: Some(if b.id.is_fish() { BlobKind::Fish } else { BlobKind::Coin }),
+                            player_scores: vec![],
+                        });
+                    }
+                    continue;
+                }
+                let sigma = if speed < 30.0 { 0.3 } else { 2.0 };
+                let p = b.pos + noise(&mut rng, sigma);
+                if b.id.is_fish() {
+                    if hidden_by_hand(com(b)) || miss {
+                        continue;
+                    }
+                    let scores = (0..s.players)
+                        .map(|k| if k == b.id.owner { 0.85 + 0.1 * rng.random::<f64>() } else { 0.05 + 0.15 * rng.random::<f64>() })
+                        .collect();
+                    d.fish.push(FishDetection {
+                        pt_in_table: p,
+                        theta: b.theta + 0.01 * (rng.random::<f64>() - 0.5),
+                        player_scores: scores,
+                        confidence: 0.9,
+                        partly_hidden: false,
+                    });
+                } else {
+                    let under = fish_now.iter().any(|pf| {
+                        pf.outline_contains(b.pos) && (b.pos - pf.hole.center).norm() > pf.hole.radius - COIN_R + 1.0
+                    });
+                    if hidden_by_hand(b.pos) || under || miss {
+                        continue;
+                    }
+                    let mut det = CoinDetection {
+                        pt_in_table: p,
+                        radius_mm: Some(COIN_R),
+                        confidence: 0.9,
+                        streak: None,
+                        in_hole_of: None,
+                    };
+                    if speed > s.fast_mm_s {
+                        if f % 2 == 1 {
+                            continue;
+                        }
+                        let half = b.vel * (0.25 / FPS);
+                        det.streak = Some(Streak { from: p - half, to: p + half });
+                        det.confidence = 0.4;
+                    }
+                    d.coins.push(det);
+                }
+            }
+            d
+        })
+        .collect()
+}
+
+struct Outcome {
+    truth: Vec<TruthFrame>,
+    frames: Vec<TrackFrame>,
+    shots: Vec<Shot>,
+}
+
+fn run(s: &Script, start: Option<&StartState>) -> Outcome {
+    let truth = simulate(s);
+    let dets = detect(s, &truth);
+    let cfg = TrackerConfig::new(FPS, s.players, Table::rectangle(W, H), &Items::default_set()).unwrap();
+    let mut cutter = ShotCutter::new(ShotConfig::from_tracker(&cfg));
+    let mut tracker = match start {
+        Some(st) => Tracker::with_start(cfg, st),
+        None => Tracker::new(cfg),
+    };
+    let mut frames = Vec::new();
+    let mut shots = Vec::new();
+    for d in &dets {
+        let tf = tracker.update(d.frame, d);
+        frames.push(tf.clone());
+        shots.extend(cutter.push(tf));
+    }
+    shots.extend(cutter.finish());
+    Outcome { truth, frames, shots }
+}
+
+/// Frames where an identified, seen track sits on another item's true position.
+fn identity_errors(o: &Outcome) -> Vec<String> {
+    let mut errs = Vec::new();
+    for (tf, truth) in o.frames.iter().zip(&o.truth) {
+        for t in tf.items.iter().filter(|t| t.seen && t.state.on_table()) {
+            let Some(id) = t.item else { continue };
+            let nearest = truth
+                .bodies
+                .iter()
+                .filter(|b| b.present && b.on_table && b.id.kind == id.kind)
+                .map(|b| (b.id, (b.pos - t.pose.point()).norm()))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            if let Some((nid, d)) = nearest {
+                if nid != id && d < 12.0 {
+                    errs.push(format!("frame {}: track {:?} says {id} but sits on {nid}", tf.frame, t.track));
+                }
+            }
+        }
+    }
+    errs
+}
+
+/// The first frame in which any item is displaced from its pose at frame 0.
+fn true_flick(truth: &[TruthFrame], after: FrameIdx) -> FrameIdx {
+    let base = &truth[after as usize];
+    (after as usize..truth.len())
+        .find(|&f| {
+            truth[f].bodies.iter().any(|b| {
+                base.get(b.id).is_some_and(|b0| b0.on_table && (!b.on_table || (b.pos - b0.pos).norm() > 0.01))
+            })
+        })
+        .unwrap() as FrameIdx
+}
+
+/// The first frame after `from` at which every body on the table is at rest.
+fn true_rest(truth: &[TruthFrame], from: FrameIdx) -> FrameIdx {
+    (from as usize..truth.len())
+        .find(|&f| truth[f].bodies.iter().all(|b| !b.on_table || b.vel.norm() == 0.0))
+        .unwrap() as FrameIdx
+}
+
+fn start_state(items: &[(ItemId, Pose)]) -> StartState {
+    StartState {
+        poses: items.iter().cloned().collect::<BTreeMap<_, _>>(),
+        ..Default::default()
+    }
+}
+
+fn fish(k: usize) -> ItemId {
+    ItemId::fish(k)
+}
+fn coin(k: usize) -> ItemId {
+    ItemId::coin(k)
+}
+
+#[test]
+fn twin_coins_swap_in_a_collision_and_the_struck_one_flies_off_the_edge() {
+    let items = vec![
+        (fish(0), Pose::fish(200.0, 350.0, 0.0)),
+        (fish(1), Pose::fish(800.0, 600.0, std::f64::consts::PI)),
+        (coin(0), Pose::coin(500.0, 350.0)),
+        (coin(1), Pose::coin(530.0, 350.0)),
+    ];
+    let mut s = Script::new(2, 120, items.clone());
+    s.kicks = vec![(20, fish(0), Vector::new(900.0, 0.0)), (23, coin(0), Vector::new(1500.0, 0.0))];
+    s.blob_frames = 1;
+    let o = run(&s, Some(&start_state(&items)));
+    let errs = identity_errors(&o);
+    assert!(errs.is_empty(), "identity switches:\n{}", errs.join("\n"));
+    assert_eq!(o.shots.len(), 1, "one shot, got {:?}", o.shots.iter().map(|s| (s.flick_frame, s.rest_frame)).collect::<Vec<_>>());
+    let shot = &o.shots[0];
+    let flick = true_flick(&o.truth, 0);
+    assert!(shot.flick_frame.abs_diff(flick) <= 1, "flick {} vs true {flick}", shot.flick_frame);
+    assert_eq!(shot.first_moved, Some(fish(0)));
+    // coin:0 stopped at the contact; coin:1 took its velocity and left at x = 1000.
+    let last = o.truth.last().unwrap();
+    let (exit_frame, exit) = last.get(coin(1)).unwrap().exit.expect("coin:1 fell");
+    assert_eq!(shot.lost.len(), 1, "lost: {:?}\nnotes: {:?}", shot.lost, shot.notes);
+    let l = &shot.lost[0];
+    assert_eq!(l.item, coin(1));
+    let err = (l.exit.point() - exit).norm();
+    assert!(err < 10.0, "exit {:?} vs true {exit} ({err:.1} mm)", l.exit);
+    assert!(l.frame.abs_diff(exit_frame) <= 2, "exit frame {} vs {exit_frame}", l.frame);
+    let c0 = shot.end[&coin(0)].point();
+    assert!((c0 - last.get(coin(0)).unwrap().pos).norm() < 3.0, "coin:0 rests at {c0}");
+    let rest = true_rest(&o.truth, flick);
+    assert!(shot.rest_frame + 2 >= rest && shot.rest_frame <= rest + 4, "rest {} vs true {rest}", shot.rest_frame);
+    assert!(shot.tracks[&coin(1)].len() >= 3);
+}
+
+#[test]
+fn a_hand_over_the_movers_fish_for_ten_frames_keeps_its_track_and_the_flick() {
+    // No start state: fish are named by colour, coins by the hole they lie in.
+    let items = vec![
+        (fish(0), Pose::fish(300.0, 200.0, 0.0)),
+        (coin(0), Pose::coin(300.0, 200.0)),
+        (fish(1), Pose::fish(700.0, 500.0, std::f64::consts::PI)),
+        (coin(1), Pose::coin(700.0, 500.0)),
+    ];
+    let mut s = Script::new(2, 110, items);
+    s.hands = vec![(25, 35, Point::new(300.0, 200.0), 70.0)];
+    s.kicks = vec![(29, fish(0), Vector::new(1000.0, 0.0))];
+    s.seed = 11;
+    let o = run(&s, None);
+    let errs = identity_errors(&o);
+    assert!(errs.is_empty(), "identity switches:\n{}", errs.join("\n"));
+    // The fish was matched, not re-created: one track carries fish:0 throughout.
+    let ids: std::collections::BTreeSet<_> = o
+        .frames
+        .iter()
+        .flat_map(|f| f.items.iter().filter(|t| t.item == Some(fish(0))).map(|t| t.track))
+        .collect();
+    assert_eq!(ids.len(), 1, "fish:0 tracks {ids:?}");
+    assert_eq!(o.shots.len(), 1);
+    let shot = &o.shots[0];
+    let flick = true_flick(&o.truth, 0);
+    assert!(shot.flick_frame.abs_diff(flick) <= 1, "flick {} vs true {flick}", shot.flick_frame);
+    assert_eq!(shot.first_moved, Some(fish(0)));
+    assert_eq!(shot.player, 0);
+    assert!(shot.lost.is_empty(), "{:?}", shot.lost);
+    assert_eq!(shot.start.len(), 4, "start {:?}", shot.start);
+    assert_eq!(shot.coins_in_holes.get(&coin(1)), Some(&fish(1)));
+    assert_eq!(shot.coins_in_holes.get(&coin(0)), None, "the fish slid away from coin:0");
+    let f0 = shot.end[&fish(0)].point();
+    let truth_f0 = o.truth.last().unwrap().get(fish(0)).unwrap().pos;
+    assert!((f0 - truth_f0).norm() < 2.0, "fish:0 rests at {f0} vs {truth_f0}");
+}
+
+#[test]
+fn a_fish_that_comes_to_rest_on_a_coin_hides_it_and_it_is_stacked_not_lost() {
+    let items = vec![
+        (fish(0), Pose::fish(200.0, 350.0, 0.0)),
+        (fish(1), Pose::fish(800.0, 100.0, 0.0)),
+        (coin(1), Pose::coin(395.0, 352.0)),
+    ];
+    let mut s = Script::new(2, 100, items.clone());
+    s.kicks = vec![(15, fish(0), Vector::new(800.0, 0.0))];
+    let o = run(&s, Some(&start_state(&items)));
+    assert!(identity_errors(&o).is_empty());
+    assert_eq!(o.shots.len(), 1);
+    let shot = &o.shots[0];
+    assert!(shot.lost.is_empty(), "lost {:?} notes {:?}", shot.lost, shot.notes);
+    assert!(
+        shot.stacking.iter().any(|st| st.top == fish(0) && st.under == coin(1)),
+        "stacking {:?} notes {:?}",
+        shot.stacking,
+        shot.notes
+    );
+    assert!(shot.end.contains_key(&coin(1)));
+    assert!(shot.doubt.contains(&coin(1)));
+    assert!(shot.notes.iter().any(|n| n.contains("coin:1")), "{:?}", shot.notes);
+}
+
+#[test]
+fn an_unseen_fast_coin_is_judged_from_its_path_under_a_fish_or_off_the_table() {
+    // coin:0 heads for fish:1 and stops under it; coin:1 heads for the top edge.
+    // Each is seen for three frames after it is struck, then never again.
+    let items = vec![
+        (fish(0), Pose::fish(100.0, 100.0, 0.0)),
+        (fish(1), Pose::fish(600.0, 300.0, 0.0)),
+        (coin(0), Pose::coin(400.0, 305.0)),
+        (coin(1), Pose::coin(300.0, 250.0)),
+    ];
+    let mut s = Script::new(2, 120, items.clone());
+    s.kicks = vec![
+        (10, fish(0), Vector::new(400.0, 0.0)),
+        (12, coin(0), Vector::new(929.5, 0.0)),
+        (12, coin(1), Vector::new(0.0, 1500.0)),
+    ];
+    s.invisible_from = vec![(coin(0), 16), (coin(1), 16)];
+    s.p_miss = 0.0;
+    let o = run(&s, Some(&start_state(&items)));
+    let last = o.truth.last().unwrap();
+    let c0 = last.get(coin(0)).unwrap();
+    assert!(c0.on_table, "script: coin:0 stays on the table");
+    assert_eq!(o.shots.len(), 1);
+    let shot = &o.shots[0];
+    assert!(
+        shot.stacking.iter().any(|st| st.top == fish(1) && st.under == coin(0)),
+        "stacking {:?} notes {:?}",
+        shot.stacking,
+        shot.notes
+    );
+    let (_, exit) = last.get(coin(1)).unwrap().exit.expect("coin:1 fell");
+    let l = shot
+        .lost
+        .iter()
+        .find(|l| l.item == coin(1))
+        .unwrap_or_else(|| panic!("coin:1 not lost: {:?}", shot.notes));
+    assert!((l.exit.point() - exit).norm() < 10.0, "exit {:?} vs {exit}", l.exit);
+    assert!(!shot.lost.iter().any(|l| l.item == coin(0)));
+    assert!(shot.notes.iter().filter(|n| n.contains("vanished")).count() >= 2, "{:?}", shot.notes);
+}
+
+#[test]
+fn put_backs_between_shots_revive_the_old_identities() {
+    let items = vec![
+        (fish(0), Pose::fish(60.0, 350.0, 0.0)),
+        (coin(0), Pose::coin(60.0, 350.0)),
+        (fish(1), Pose::fish(700.0, 500.0, 0.0)),
+        (coin(1), Pose::coin(700.0, 500.0)),
+    ];
+    let mut s = Script::new(2, 200, items);
+    // Shot 1: fish:0 is flicked off the left edge, coin:1 off the top edge.
+    s.kicks = vec![(20, fish(0), Vector::new(-900.0, 0.0)), (21, coin(1), Vector::new(0.0, 900.0))];
+    s.blob_frames = 2;
+    // Interlude: both put back — the fish over its coin, the coin into fish:1's hole.
+    s.placements = vec![(95, fish(0), Pose::fish(60.0, 350.0, 0.3)), (105, coin(1), Pose::coin(700.0, 500.0))];
+    // Shot 2: fish:1 moves.
+    s.kicks.push((150, fish(1), Vector::new(-500.0, 0.0)));
+    s.seed = 3;
+    let o = run(&s, None);
+    let errs = identity_errors(&o);
+    assert!(errs.is_empty(), "identity switches:\n{}", errs.join("\n"));
+    assert_eq!(o.shots.len(), 2, "{:?}", o.shots.iter().map(|s| (s.flick_frame, s.rest_frame)).collect::<Vec<_>>());
+    let lost: Vec<ItemId> = o.shots[0].lost.iter().map(|l| l.item).collect();
+    assert!(lost.contains(&fish(0)) && lost.contains(&coin(1)), "lost {lost:?}");
+    let fish_exit = o.shots[0].lost.iter().find(|l| l.item == fish(0)).unwrap().exit.point();
+    let true_exit = o.truth[90].bodies.iter().find(|b| b.id == fish(0)).unwrap().exit.unwrap().1;
+    assert!((fish_exit - true_exit).norm() < 10.0, "fish exit {fish_exit} vs {true_exit}");
+    let second = &o.shots[1];
+    assert_eq!(second.first_moved, Some(fish(1)));
+    let before = second.before.as_ref().expect("interlude");
+    let placed: Vec<(ItemId, FrameIdx)> = before.placed.iter().map(|p| (p.item, p.frame)).collect();
+    assert!(placed.iter().any(|&(i, f)| i == fish(0) && f.abs_diff(95) <= 3), "placed {placed:?}");
+    assert!(placed.iter().any(|&(i, f)| i == coin(1) && f.abs_diff(105) <= 3), "placed {placed:?}");
+    assert!(before.disturbed.is_empty(), "disturbed {:?}", before.disturbed);
+    assert_eq!(second.start.get(&coin(1)).map(|p| (p.point() - Point::new(700.0, 500.0)).norm() < 2.0), Some(true));
+    // After the put-backs both coins sit in their owners' holes at the second rest
+    // (fish:1 moved away from coin:1, so only coin:0 stays).
+    assert_eq!(second.coins_in_holes.get(&coin(0)), Some(&fish(0)));
+}
