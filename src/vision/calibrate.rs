@@ -130,6 +130,8 @@ pub struct BoardView {
     pub name: String,
     pub index: FrameIdx,
     pub corners_px: Vec<Point2<f64>>,
+    /// The smallest distance between neighbouring corners as first found (px).
+    pub square_px: f64,
 }
 
 /// Greyscale copy of a BGR (or already grey) frame.
@@ -142,54 +144,99 @@ pub fn to_gray(image: &Mat) -> Result<Mat, CalibrateError> {
     Ok(gray)
 }
 
-/// The `cornerSubPix` half-window: OpenCV's standard 11 (a 23x23 window), smaller only
-/// when the board's squares are so small that the window would take in the next corner.
-fn subpix_half_window(corners: &Vector<Point2f>, board: &Chessboard) -> i32 {
-    let cols = board.cols as usize;
-    let mut min_spacing = f32::INFINITY;
-    for i in 0..corners.len() {
-        let (Ok(p), c) = (corners.get(i), i % cols) else {
-            continue;
-        };
-        if c + 1 < cols {
-            if let Ok(q) = corners.get(i + 1) {
-                min_spacing = min_spacing.min(((p.x - q.x).powi(2) + (p.y - q.y).powi(2)).sqrt());
+/// The `cornerSubPix` half-window (OpenCV's `winSize`; the window is `2n+1` wide).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SubpixWindow {
+    /// OpenCV's standard procedure: 11 (a 23x23 window) whatever the board's size.
+    #[default]
+    Standard,
+    /// A fixed half-size.
+    Fixed(i32),
+    /// 11, or smaller when the squares are so small that the window would reach the
+    /// next corner (which biases the refinement).
+    Auto,
+}
+
+/// The standard half-window.
+pub const STANDARD_SUBPIX_HALF: i32 = 11;
+
+impl SubpixWindow {
+    /// Parses `standard`, `auto` or a half-size in pixels.
+    pub fn parse(text: &str) -> Option<SubpixWindow> {
+        match text.trim() {
+            "standard" => Some(SubpixWindow::Standard),
+            "auto" => Some(SubpixWindow::Auto),
+            n => n
+                .parse()
+                .ok()
+                .filter(|&n: &i32| (1..=50).contains(&n))
+                .map(SubpixWindow::Fixed),
+        }
+    }
+
+    fn half_size(&self, min_spacing_px: f64) -> i32 {
+        match *self {
+            SubpixWindow::Standard => STANDARD_SUBPIX_HALF,
+            SubpixWindow::Fixed(n) => n,
+            SubpixWindow::Auto => {
+                if min_spacing_px >= (2 * STANDARD_SUBPIX_HALF + 2) as f64 {
+                    STANDARD_SUBPIX_HALF
+                } else {
+                    (((min_spacing_px - 2.0) / 2.0).floor() as i32).clamp(2, STANDARD_SUBPIX_HALF)
+                }
             }
         }
-        if let Ok(q) = corners.get(i + cols) {
-            min_spacing = min_spacing.min(((p.x - q.x).powi(2) + (p.y - q.y).powi(2)).sqrt());
+    }
+}
+
+/// The smallest distance between neighbouring inner corners (px): the squares' size.
+pub fn min_corner_spacing(corners: &[Point2<f64>], board: &Chessboard) -> f64 {
+    let cols = board.cols as usize;
+    let mut min_spacing = f64::INFINITY;
+    for (i, p) in corners.iter().enumerate() {
+        if i % cols + 1 < cols {
+            if let Some(q) = corners.get(i + 1) {
+                min_spacing = min_spacing.min((p - q).norm());
+            }
+        }
+        if let Some(q) = corners.get(i + cols) {
+            min_spacing = min_spacing.min((p - q).norm());
         }
     }
-    if min_spacing >= 24.0 {
-        11
-    } else {
-        (((min_spacing - 2.0) / 2.0).floor() as i32).clamp(2, 11)
-    }
+    min_spacing
 }
 
 fn find_flags() -> i32 {
     calib3d::CALIB_CB_ADAPTIVE_THRESH | calib3d::CALIB_CB_NORMALIZE_IMAGE
 }
 
-/// Finds and refines the board's inner corners in a greyscale image; `None` when the
-/// whole board is not visible.
+/// Finds and refines the board's inner corners in a greyscale image, with the square
+/// size in pixels (smallest corner spacing as first found); `None` when the whole board
+/// is not visible.
 pub fn find_board(
     gray: &Mat,
     board: &Chessboard,
-) -> Result<Option<Vec<Point2<f64>>>, CalibrateError> {
+    window: SubpixWindow,
+) -> Result<Option<(Vec<Point2<f64>>, f64)>, CalibrateError> {
     let mut corners = Vector::<Point2f>::new();
     if !calib3d::find_chessboard_corners(gray, board.pattern_size(), &mut corners, find_flags())? {
         return Ok(None);
     }
-    refine_corners(gray, board, corners).map(Some)
+    refine_corners(gray, board, corners, window).map(Some)
 }
 
 fn refine_corners(
     gray: &Mat,
     board: &Chessboard,
     mut corners: Vector<Point2f>,
-) -> Result<Vec<Point2<f64>>, CalibrateError> {
-    let half = subpix_half_window(&corners, board);
+    window: SubpixWindow,
+) -> Result<(Vec<Point2<f64>>, f64), CalibrateError> {
+    let rough: Vec<Point2<f64>> = corners
+        .iter()
+        .map(|p| Point2::new(p.x as f64, p.y as f64))
+        .collect();
+    let spacing = min_corner_spacing(&rough, board);
+    let half = window.half_size(spacing);
     let criteria = TermCriteria::new(core::TermCriteria_EPS + core::TermCriteria_COUNT, 30, 1e-3)?;
     imgproc::corner_sub_pix(
         gray,
@@ -198,10 +245,11 @@ fn refine_corners(
         Size::new(-1, -1),
         criteria,
     )?;
-    Ok(corners
+    let refined = corners
         .iter()
         .map(|p| Point2::new(p.x as f64, p.y as f64))
-        .collect())
+        .collect();
+    Ok((refined, spacing))
 }
 
 /// What a search for board views found.
@@ -224,6 +272,7 @@ fn image_size_of(m: &Mat) -> [u32; 2] {
 pub fn collect_views_from_images(
     source: &mut FrameSource,
     board: &Chessboard,
+    window: SubpixWindow,
     progress: &mut dyn FnMut(),
 ) -> Result<ViewSearch, CalibrateError> {
     let mut search = ViewSearch::default();
@@ -249,11 +298,12 @@ pub fn collect_views_from_images(
             Some(_) => {}
         }
         let gray = to_gray(&frame.image)?;
-        match find_board(&gray, board)? {
-            Some(corners_px) => search.views.push(BoardView {
+        match find_board(&gray, board, window)? {
+            Some((corners_px, square_px)) => search.views.push(BoardView {
                 name: frame.name,
                 index: frame.index,
                 corners_px,
+                square_px,
             }),
             None => search.missed.push(frame.name),
         }
@@ -346,6 +396,7 @@ pub fn collect_views_from_video(
     source: &mut FrameSource,
     board: &Chessboard,
     max_views: usize,
+    window: SubpixWindow,
     progress: &mut dyn FnMut(),
 ) -> Result<ViewSearch, CalibrateError> {
     let stride = source
@@ -421,19 +472,20 @@ pub fn collect_views_from_video(
     picked.sort_by_key(|p| p.1);
     for (_, idx, gray, rough) in picked {
         // Full-size search (reliable); failing that, refine the reduced-size corners.
-        let corners_px = match find_board(&gray, board)? {
+        let (corners_px, square_px) = match find_board(&gray, board, window)? {
             Some(c) => c,
             None => {
                 let guess: Vector<Point2f> = rough
                     .iter()
                     .map(|p| Point2f::new(p.x as f32, p.y as f32))
                     .collect();
-                refine_corners(&gray, board, guess)?
+                refine_corners(&gray, board, guess, window)?
             }
         };
         search.views.push(BoardView {
             name: format!("frame {idx}"),
             index: idx,
+            square_px,
             corners_px,
         });
     }
