@@ -59,13 +59,18 @@ fn find_video(args: &ReplayArgs, record: &Record) -> Option<PathBuf> {
         return None;
     }
     let p = PathBuf::from(&record.video.path);
-    if p.is_relative() && !p.exists() {
-        // Next to the record first: a record and its video usually travel together.
-        if let Some(dir) = args.record.parent() {
-            return Some(dir.join(&p));
+    // Next to the record first (a record and its video travel together), then as given.
+    match args.record.parent() {
+        Some(dir) if p.is_relative() => {
+            let beside = dir.join(&p);
+            if beside.exists() || !p.exists() {
+                Some(beside)
+            } else {
+                Some(p)
+            }
         }
+        _ => Some(p),
     }
-    Some(p)
 }
 
 fn default_path(given: &Option<PathBuf>, dir: &str, name: &str) -> (PathBuf, bool) {
@@ -77,7 +82,10 @@ fn default_path(given: &Option<PathBuf>, dir: &str, name: &str) -> (PathBuf, boo
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= 10.0) {
-        bail!("--scale must be between 0 and 10 pixels per mm, got {}", args.scale);
+        bail!(
+            "--scale must be between 0 and 10 pixels per mm, got {}",
+            args.scale
+        );
     }
     let record = Record::load(&args.record)?;
 
@@ -151,7 +159,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let html = replay::report_html(&scene, &pngs, &notes);
     let report = args.out.join("report.html");
     std::fs::write(&report, html).with_context(|| format!("cannot write {}", report.display()))?;
-    println!("wrote {shots} diagrams: {}/shot_NNN.png", args.out.display());
+    println!(
+        "wrote {shots} diagrams: {}/shot_NNN.png",
+        args.out.display()
+    );
     println!("wrote report: {}", report.display());
 
     match video {
@@ -224,7 +235,9 @@ fn write_video(scene: &Scene, v: &ReadyVideo, args: &ReplayArgs) -> anyhow::Resu
     let planned = scene.frame_plan(v.frames, args.shot, args.slow)?.len() as u64;
     let bar = super::progress_bar(planned, "video");
     let start = std::time::Instant::now();
-    let summary = annotate_video(scene, &v.calib, &v.path, &out, opts, |n| bar.set_position(n))?;
+    let summary = annotate_video(scene, &v.calib, &v.path, &out, opts, |n| {
+        bar.set_position(n)
+    })?;
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     println!(

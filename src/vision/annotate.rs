@@ -60,7 +60,9 @@ pub fn probe_video(path: &Path) -> Result<VideoProbe, AnnotateError> {
 }
 
 fn open(path: &Path) -> Result<videoio::VideoCapture, AnnotateError> {
-    let name = path.to_str().ok_or_else(|| AnnotateError::Open(path.to_path_buf()))?;
+    let name = path
+        .to_str()
+        .ok_or_else(|| AnnotateError::Open(path.to_path_buf()))?;
     let cap = videoio::VideoCapture::from_file(name, videoio::CAP_ANY)
         .map_err(|_| AnnotateError::Open(path.to_path_buf()))?;
     if !cap.is_opened()? {
@@ -183,7 +185,9 @@ impl<'a> Annotator<'a> {
                     .map(|(id, rows)| {
                         let pts = rows
                             .iter()
-                            .filter_map(|r| row_pose(*id, r).map(|p| (row_frame(r), a.px(p.point()))))
+                            .filter_map(|r| {
+                                row_pose(*id, r).map(|p| (row_frame(r), a.px(p.point())))
+                            })
                             .collect();
                         (*id, pts)
                     })
@@ -213,23 +217,73 @@ impl<'a> Annotator<'a> {
         ((((a - b).norm() + (a - d).norm()) / 2.0) * ONE).round() as i32
     }
 
-    fn text(&self, img: &mut Mat, s: &str, at: CvPoint, scale: f64, c: [u8; 3]) -> opencv::Result<()> {
+    fn text(
+        &self,
+        img: &mut Mat,
+        s: &str,
+        at: CvPoint,
+        scale: f64,
+        c: [u8; 3],
+    ) -> opencv::Result<()> {
         // A dark outline under the colour keeps labels legible on any background.
-        imgproc::put_text(img, s, at, imgproc::FONT_HERSHEY_SIMPLEX, scale, Scalar::all(0.0), 3, imgproc::LINE_AA, false)?;
-        imgproc::put_text(img, s, at, imgproc::FONT_HERSHEY_SIMPLEX, scale, bgr(c), 1, imgproc::LINE_AA, false)
+        imgproc::put_text(
+            img,
+            s,
+            at,
+            imgproc::FONT_HERSHEY_SIMPLEX,
+            scale,
+            Scalar::all(0.0),
+            3,
+            imgproc::LINE_AA,
+            false,
+        )?;
+        imgproc::put_text(
+            img,
+            s,
+            at,
+            imgproc::FONT_HERSHEY_SIMPLEX,
+            scale,
+            bgr(c),
+            1,
+            imgproc::LINE_AA,
+            false,
+        )
     }
 
-    fn item(&self, img: &mut Mat, id: ItemId, pose: &Pose, c: [u8; 3], thick: i32) -> opencv::Result<()> {
+    fn item(
+        &self,
+        img: &mut Mat,
+        id: ItemId,
+        pose: &Pose,
+        c: [u8; 3],
+        thick: i32,
+    ) -> opencv::Result<()> {
         if id.is_fish() {
             let placed = self.scene.footprint.placed(pose);
             let poly: Vector<CvPoint> = placed.outline.iter().map(|p| self.px(*p)).collect();
             let polys: Vector<Vector<CvPoint>> = Vector::from_iter([poly]);
             imgproc::polylines(img, &polys, true, bgr(c), thick, imgproc::LINE_AA, SHIFT)?;
             let r = self.radius_px(placed.hole.center, placed.hole.radius);
-            imgproc::circle(img, self.px(placed.hole.center), r, bgr(c), 1, imgproc::LINE_AA, SHIFT)?;
+            imgproc::circle(
+                img,
+                self.px(placed.hole.center),
+                r,
+                bgr(c),
+                1,
+                imgproc::LINE_AA,
+                SHIFT,
+            )?;
         } else {
             let r = self.radius_px(pose.point(), self.coin_radius_mm);
-            imgproc::circle(img, self.px(pose.point()), r, bgr(c), thick, imgproc::LINE_AA, SHIFT)?;
+            imgproc::circle(
+                img,
+                self.px(pose.point()),
+                r,
+                bgr(c),
+                thick,
+                imgproc::LINE_AA,
+                SHIFT,
+            )?;
         }
         Ok(())
     }
@@ -253,7 +307,13 @@ impl<'a> Annotator<'a> {
                     let age = (frame - f1) as f64 / fade_frames;
                     let t = age.clamp(0.0, 0.8);
                     let col = mix(c, [128, 128, 128], t);
-                    let thick = if age < 0.25 { 3 } else if age < 0.6 { 2 } else { 1 };
+                    let thick = if age < 0.25 {
+                        3
+                    } else if age < 0.6 {
+                        2
+                    } else {
+                        1
+                    };
                     imgproc::line(img, w[0].1, p1, bgr(col), thick, imgproc::LINE_AA, SHIFT)?;
                 }
             }
@@ -267,7 +327,13 @@ impl<'a> Annotator<'a> {
             self.item(img, *id, pose, c, 2)?;
             let at = self.px_plain(pose.point());
             let off = if id.is_fish() { -14 } else { 22 };
-            self.text(img, &id.to_string(), CvPoint::new(at.x + 8, at.y + off), 0.45, c)?;
+            self.text(
+                img,
+                &id.to_string(),
+                CvPoint::new(at.x + 8, at.y + off),
+                0.45,
+                c,
+            )?;
         }
 
         // After the rest: coins in holes, and where lost fish may legally go back.
@@ -275,9 +341,23 @@ impl<'a> Annotator<'a> {
             for (coin, fish) in &state.coins_in_holes {
                 if let Some((_, p)) = state.items.iter().find(|(i, _)| i == coin) {
                     let r = self.radius_px(p.point(), self.coin_radius_mm + 3.0);
-                    imgproc::circle(img, self.px(p.point()), r, bgr([255, 255, 255]), 2, imgproc::LINE_AA, SHIFT)?;
+                    imgproc::circle(
+                        img,
+                        self.px(p.point()),
+                        r,
+                        bgr([255, 255, 255]),
+                        2,
+                        imgproc::LINE_AA,
+                        SHIFT,
+                    )?;
                     let at = self.px_plain(p.point());
-                    self.text(img, &format!("in {fish}"), CvPoint::new(at.x + 10, at.y + 38), 0.45, [255, 255, 255])?;
+                    self.text(
+                        img,
+                        &format!("in {fish}"),
+                        CvPoint::new(at.x + 10, at.y + 38),
+                        0.45,
+                        [255, 255, 255],
+                    )?;
                 }
             }
             for pb in &scene.record.shots[pos].put_back {
@@ -285,7 +365,13 @@ impl<'a> Annotator<'a> {
                     let c = mix(scene.item_rgb(pb.item), [255, 255, 255], 0.4);
                     self.item(img, pb.item, pose, c, 1)?;
                     let at = self.px_plain(pose.point());
-                    self.text(img, &format!("{} put back ({})", pb.item, pb.rule), CvPoint::new(at.x + 8, at.y - 14), 0.4, c)?;
+                    self.text(
+                        img,
+                        &format!("{} put back ({})", pb.item, pb.rule),
+                        CvPoint::new(at.x + 8, at.y - 14),
+                        0.4,
+                        c,
+                    )?;
                 }
             }
         }
@@ -296,8 +382,24 @@ impl<'a> Annotator<'a> {
             let e = self.px_plain(exit);
             let red = Scalar::new(0.0, 0.0, 255.0, 0.0);
             let k = 9;
-            imgproc::line(img, CvPoint::new(e.x - k, e.y - k), CvPoint::new(e.x + k, e.y + k), red, 3, imgproc::LINE_AA, 0)?;
-            imgproc::line(img, CvPoint::new(e.x - k, e.y + k), CvPoint::new(e.x + k, e.y - k), red, 3, imgproc::LINE_AA, 0)?;
+            imgproc::line(
+                img,
+                CvPoint::new(e.x - k, e.y - k),
+                CvPoint::new(e.x + k, e.y + k),
+                red,
+                3,
+                imgproc::LINE_AA,
+                0,
+            )?;
+            imgproc::line(
+                img,
+                CvPoint::new(e.x - k, e.y + k),
+                CvPoint::new(e.x + k, e.y - k),
+                red,
+                3,
+                imgproc::LINE_AA,
+                0,
+            )?;
             let inside = scene.table.nearest_edge_point(exit);
             let centre = table_centre(scene);
             let dir = inside - centre;
@@ -305,14 +407,26 @@ impl<'a> Annotator<'a> {
                 let tip = self.px_plain(exit + dir.normalize() * 60.0);
                 imgproc::arrowed_line(img, e, tip, red, 2, imgproc::LINE_AA, 0, 0.3)?;
             }
-            self.text(img, &format!("{} lost @{}", lost.item, lost.frame), CvPoint::new(e.x + 12, e.y - 12), 0.5, [255, 60, 60])?;
+            self.text(
+                img,
+                &format!("{} lost @{}", lost.item, lost.frame),
+                CvPoint::new(e.x + 12, e.y - 12),
+                0.5,
+                [255, 60, 60],
+            )?;
         }
 
         self.banner(img, &state, frame, slow)
     }
 
     /// The banner, top left: shot and mover, running score, frame and time.
-    fn banner(&self, img: &mut Mat, state: &crate::replay::FrameState, frame: FrameIdx, slow: u32) -> opencv::Result<()> {
+    fn banner(
+        &self,
+        img: &mut Mat,
+        state: &crate::replay::FrameState,
+        frame: FrameIdx,
+        slow: u32,
+    ) -> opencv::Result<()> {
         let scene = self.scene;
         let line_h = 22;
         let lines = 3;
@@ -330,20 +444,34 @@ impl<'a> Annotator<'a> {
         let head = match (state.shot, state.mover) {
             (Some(pos), Some(m)) => {
                 let s = &scene.record.shots[pos];
-                let what = if state.phase == Phase::Moving { "moves" } else { "moved" };
+                let what = if state.phase == Phase::Moving {
+                    "moves"
+                } else {
+                    "moved"
+                };
                 format!("Shot {}  {} {what}", s.index, scene.player_name(m))
             }
             (None, Some(m)) => format!("Before the first shot  ({} to move)", scene.player_name(m)),
             _ => "No shots".to_string(),
         };
-        let mover_c = state.mover.map(|m| scene.player_rgb(m)).unwrap_or([255, 255, 255]);
+        let mover_c = state
+            .mover
+            .map(|m| scene.player_rgb(m))
+            .unwrap_or([255, 255, 255]);
         self.text(img, &head, CvPoint::new(8, line_h), 0.6, mover_c)?;
         let mut x = 8;
         for (p, total) in state.scores.iter().enumerate() {
             let s = format!("{} {total}", scene.player_name(p));
-            self.text(img, &s, CvPoint::new(x, 2 * line_h), 0.6, scene.player_rgb(p))?;
+            self.text(
+                img,
+                &s,
+                CvPoint::new(x, 2 * line_h),
+                0.6,
+                scene.player_rgb(p),
+            )?;
             let mut base = 0;
-            let size = imgproc::get_text_size(&s, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, 1, &mut base)?;
+            let size =
+                imgproc::get_text_size(&s, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, 1, &mut base)?;
             x += size.width + 18;
         }
         let mut t = format!("frame {frame}  {:.2} s", frame as f64 / scene.fps);
@@ -357,7 +485,11 @@ impl<'a> Annotator<'a> {
 fn table_centre(scene: &Scene) -> Point {
     let c = scene.table.corners();
     let n = c.len().max(1) as f64;
-    Point::from(c.iter().fold(nalgebra::Vector2::zeros(), |a, p| a + p.coords) / n)
+    Point::from(
+        c.iter()
+            .fold(nalgebra::Vector2::zeros(), |a, p| a + p.coords)
+            / n,
+    )
 }
 
 /// Renders the annotated video of `input` into `output` (MJPG .avi). `progress` is
@@ -373,12 +505,25 @@ pub fn annotate_video(
     let probe = probe_video(input)?;
     let plan = scene.frame_plan(probe.frames, opts.shot, opts.slow)?;
     let mut cap = open(input)?;
-    let fps = if probe.fps.is_finite() && probe.fps > 0.0 { probe.fps } else { scene.fps };
+    let fps = if probe.fps.is_finite() && probe.fps > 0.0 {
+        probe.fps
+    } else {
+        scene.fps
+    };
     let size = Size::new(probe.width as i32, probe.height as i32);
-    let out_name = output.to_str().ok_or_else(|| AnnotateError::Write(output.to_path_buf()))?;
+    let out_name = output
+        .to_str()
+        .ok_or_else(|| AnnotateError::Write(output.to_path_buf()))?;
     let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G')?;
     // OpenCV's own MJPEG writer is multi-threaded and needs no codec library.
-    let mut writer = videoio::VideoWriter::new_with_backend(out_name, videoio::CAP_OPENCV_MJPEG, fourcc, fps, size, true)?;
+    let mut writer = videoio::VideoWriter::new_with_backend(
+        out_name,
+        videoio::CAP_OPENCV_MJPEG,
+        fourcc,
+        fps,
+        size,
+        true,
+    )?;
     if !writer.is_opened()? {
         writer = videoio::VideoWriter::new(out_name, fourcc, fps, size, true)?;
     }
@@ -396,12 +541,20 @@ pub fn annotate_video(
         if current != Some(f) {
             while next < f {
                 if !cap.grab()? {
-                    return Err(AnnotateError::Ended { path: input.to_path_buf(), read: next, expected: probe.frames });
+                    return Err(AnnotateError::Ended {
+                        path: input.to_path_buf(),
+                        read: next,
+                        expected: probe.frames,
+                    });
                 }
                 next += 1;
             }
             if !cap.read(&mut raw)? || raw.empty() {
-                return Err(AnnotateError::Ended { path: input.to_path_buf(), read: next, expected: probe.frames });
+                return Err(AnnotateError::Ended {
+                    path: input.to_path_buf(),
+                    read: next,
+                    expected: probe.frames,
+                });
             }
             next += 1;
             if raw.cols() != size.width || raw.rows() != size.height {
@@ -426,5 +579,10 @@ pub fn annotate_video(
     }
     progress(written);
     writer.release()?;
-    Ok(AnnotateSummary { frames_written: written, width: probe.width, height: probe.height, fps })
+    Ok(AnnotateSummary {
+        frames_written: written,
+        width: probe.width,
+        height: probe.height,
+        fps,
+    })
 }
