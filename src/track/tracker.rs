@@ -266,6 +266,9 @@ struct Track {
     /// Predictions for this frame: free sliding, and with collisions.
     pred: [(Point, Vector); 2],
     det: Option<usize>,
+    /// The last frame the velocity was restarted from a jump (a kick, a reappearance):
+    /// for a few frames after, the velocity is only a rough guess.
+    kicked_at: Option<FrameIdx>,
 }
 
 impl Track {
@@ -382,6 +385,7 @@ impl Tracker {
                 partly_hidden: false,
                 pred: [(pose.point(), Vector::zeros()); 2],
                 det: None,
+                kicked_at: None,
             });
         }
         t
@@ -527,8 +531,9 @@ impl Tracker {
     fn gate(&self, t: &Track, frame: FrameIdx, dt: f64) -> f64 {
         let c = &self.cfg;
         let speed = t.vel.norm();
-        let mut g = c.gate_base_mm + speed * dt;
-        if t.state == TrackState::Tentative || speed < c.still_speed_mm_s {
+        let mut g = c.gate_base_mm + 1.5 * speed * dt;
+        let just_kicked = t.kicked_at.is_some_and(|k| frame.saturating_sub(k) <= 3);
+        if t.state == TrackState::Tentative || speed < c.still_speed_mm_s || just_kicked {
             g += c.max_speed_mm_s * dt;
         }
         let since = t.last_seen.unwrap_or(t.born);
@@ -639,6 +644,10 @@ impl Tracker {
         if t.last_seen.is_none_or(|s| frame.saturating_sub(s) > 1) {
             cost += c.lost_penalty_mm;
         }
+        if t.state == TrackState::Tentative {
+            // An established track explains a detection better than a newcomer.
+            cost += 2.0 * c.kick_penalty_mm;
+        }
         let conf = match kind {
             ItemKind::Fish => dets.fish[j].confidence,
             ItemKind::Coin => dets.coins[j].confidence,
@@ -686,12 +695,17 @@ impl Tracker {
                 let moved = z - t.last_seen_pos;
                 t.pos = z;
                 t.vel = if residual.norm() > cfg.kick_residual_mm {
+                    t.kicked_at = Some(frame);
                     moved / span
                 } else {
                     hv + residual * (cfg.filter_beta / dt.max(1e-9))
                 };
             }
             Some(_) => {
+                if residual.norm() > cfg.kick_residual_mm / 2.0 {
+                    // Accelerating (a soft push): the velocity lags for a few frames.
+                    t.kicked_at = Some(frame);
+                }
                 t.pos = hp + residual * cfg.filter_alpha;
                 t.vel = if dt > 0.0 {
                     hv + residual * (cfg.filter_beta / dt)
@@ -941,6 +955,7 @@ impl Tracker {
                 partly_hidden,
                 pred: [(p, Vector::zeros()); 2],
                 det: None,
+                kicked_at: None,
             });
         }
     }
@@ -1071,12 +1086,45 @@ impl Tracker {
                     label = Some(id);
                 }
             }
+            if label.is_none() {
+                if let Some(old) = self.lost_coin_near(i, frame) {
+                    self.revive(old, i, events);
+                    continue;
+                }
+            }
             self.tracks[i].item = label;
             events.push(TrackEvent::Confirmed {
                 track: self.tracks[i].id,
                 item: label,
             });
         }
+    }
+
+    /// An identified coin that vanished (not known to be hidden) and could have
+    /// reached the newcomer `i` since it was last seen: the nearest such.
+    fn lost_coin_near(&self, i: usize, frame: FrameIdx) -> Option<usize> {
+        let p = self.tracks[i].pos;
+        let c = &self.cfg;
+        (0..self.tracks.len())
+            .filter(|&k| {
+                let t = &self.tracks[k];
+                let vanished = match t.state {
+                    TrackState::Lost { .. } => t.hidden_by.is_none(),
+                    TrackState::Removed(RemovalReason::OffTable { evidence, .. }) => {
+                        evidence == ExitEvidence::Extrapolated
+                    }
+                    _ => false,
+                };
+                t.kind == ItemKind::Coin && t.item.is_some() && vanished
+            })
+            .filter_map(|k| {
+                let t = &self.tracks[k];
+                let unseen = frame.saturating_sub(t.last_seen.unwrap_or(t.born)) as f64 / c.fps;
+                let d = (t.last_seen_pos - p).norm();
+                (d <= c.gate_base_mm + c.max_speed_mm_s * unseen).then_some((k, d))
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(k, _)| k)
     }
 
     fn fish_identity(&mut self, frame: FrameIdx, events: &mut Vec<TrackEvent>) {
