@@ -89,18 +89,6 @@ pub struct TableArgs {
     pub json: bool,
 }
 
-/// Parses `"1000x700"` into `(W, H)` mm.
-pub fn parse_size(text: &str) -> anyhow::Result<(f64, f64)> {
-    let bad = || anyhow::anyhow!("--size must be like 1000x700 (mm), got {text:?}");
-    let (a, b) = text.split_once(['x', 'X']).ok_or_else(bad)?;
-    let w: f64 = a.trim().parse().map_err(|_| bad())?;
-    let h: f64 = b.trim().parse().map_err(|_| bad())?;
-    if !(w > 0.0 && h > 0.0 && w.is_finite() && h.is_finite()) {
-        return Err(bad());
-    }
-    Ok((w, h))
-}
-
 pub fn run(cmd: CalibrateCommand) -> anyhow::Result<()> {
     match cmd {
         CalibrateCommand::Camera(a) => imp::camera(a),
@@ -124,7 +112,7 @@ mod imp {
 
 #[cfg(feature = "opencv")]
 mod imp {
-    use super::{parse_size, CameraArgs, TableArgs};
+    use super::{CameraArgs, TableArgs};
     use crate::calibration::{sparse_cells, CameraIntrinsics, TableCalibration, TableFile};
     use crate::cli::progress_bar;
     use crate::vision::calibrate::{
@@ -305,19 +293,15 @@ mod imp {
         write_file(&a.output, &(text.clone() + "\n"))?;
         let check_path = a.check.clone().unwrap_or_else(|| check_path_for(&a.output));
         let picture = draw_table_check(&frame.image, &calibration, a.grid)?;
-        let written = imgcodecs::imwrite(
-            &check_path.to_string_lossy().as_ref(),
-            &picture,
-            &Vector::new(),
-        )
-        .map_err(anyhow::Error::from)
-        .and_then(|ok| {
-            if ok {
-                Ok(())
-            } else {
-                Err(anyhow::anyhow!("the encoder refused"))
-            }
-        });
+        let written = imgcodecs::imwrite(&check_path, &picture, &Vector::new())
+            .map_err(anyhow::Error::from)
+            .and_then(|ok| {
+                if ok {
+                    Ok(())
+                } else {
+                    Err(anyhow::anyhow!("the encoder refused"))
+                }
+            });
         written.with_context(|| format!("cannot write {}", check_path.display()))?;
         if a.json {
             println!("{text}");
@@ -360,6 +344,18 @@ mod imp {
         }
         println!("wrote {} and {}", a.output.display(), check_path.display());
         Ok(())
+    }
+
+    /// Parses `"1000x700"` into `(W, H)` mm.
+    fn parse_size(text: &str) -> anyhow::Result<(f64, f64)> {
+        let bad = || anyhow::anyhow!("--size must be like 1000x700 (mm), got {text:?}");
+        let (a, b) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+        let w: f64 = a.trim().parse().map_err(|_| bad())?;
+        let h: f64 = b.trim().parse().map_err(|_| bad())?;
+        if !(w > 0.0 && h > 0.0 && w.is_finite() && h.is_finite()) {
+            return Err(bad());
+        }
+        Ok((w, h))
     }
 
     fn check_path_for(output: &Path) -> PathBuf {

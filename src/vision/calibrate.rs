@@ -210,6 +210,9 @@ fn find_flags() -> i32 {
     calib3d::CALIB_CB_ADAPTIVE_THRESH | calib3d::CALIB_CB_NORMALIZE_IMAGE
 }
 
+/// Refined inner corners (px, row by row) and the square size in pixels.
+pub type BoardCorners = (Vec<Point2<f64>>, f64);
+
 /// Finds and refines the board's inner corners in a greyscale image, with the square
 /// size in pixels (smallest corner spacing as first found); `None` when the whole board
 /// is not visible.
@@ -217,7 +220,7 @@ pub fn find_board(
     gray: &Mat,
     board: &Chessboard,
     window: SubpixWindow,
-) -> Result<Option<(Vec<Point2<f64>>, f64)>, CalibrateError> {
+) -> Result<Option<BoardCorners>, CalibrateError> {
     let mut corners = Vector::<Point2f>::new();
     if !calib3d::find_chessboard_corners(gray, board.pattern_size(), &mut corners, find_flags())? {
         return Ok(None);
@@ -230,7 +233,7 @@ fn refine_corners(
     board: &Chessboard,
     mut corners: Vector<Point2f>,
     window: SubpixWindow,
-) -> Result<(Vec<Point2<f64>>, f64), CalibrateError> {
+) -> Result<BoardCorners, CalibrateError> {
     let rough: Vec<Point2<f64>> = corners
         .iter()
         .map(|p| Point2::new(p.x as f64, p.y as f64))
@@ -316,9 +319,14 @@ const VIDEO_FRAMES_EXAMINED: u64 = 300;
 /// Frames are searched at this width first (fast), then refined at full size.
 const VIDEO_SEARCH_WIDTH: i32 = 640;
 
+/// A coarse board pose: position column and row, size, tilt both ways.
+type PoseKey = (u8, u8, u8, u8, u8);
+/// A video frame with a board: sharpness, index, grey frame, rough corners.
+type Candidate = (f64, FrameIdx, Mat, Vec<Point2<f64>>);
+
 /// How a board lies in the image, coarsely: frames with the same key add little to
 /// each other, so only the sharpest of each is kept.
-fn pose_key(corners: &[Point2<f64>], board: &Chessboard, size: [u32; 2]) -> (u8, u8, u8, u8, u8) {
+fn pose_key(corners: &[Point2<f64>], board: &Chessboard, size: [u32; 2]) -> PoseKey {
     let n = corners.len().max(1) as f64;
     let (w, h) = (size[0] as f64, size[1] as f64);
     let cx = corners.iter().map(|p| p.x).sum::<f64>() / n / w;
@@ -404,10 +412,7 @@ pub fn collect_views_from_video(
         .map(|n| n.div_ceil(VIDEO_FRAMES_EXAMINED).max(1))
         .unwrap_or(1);
     let mut search = ViewSearch::default();
-    let mut best: std::collections::HashMap<
-        (u8, u8, u8, u8, u8),
-        (f64, FrameIdx, Mat, Vec<Point2<f64>>),
-    > = Default::default();
+    let mut best: std::collections::HashMap<PoseKey, Candidate> = Default::default();
     let mut index: FrameIdx = 0;
     loop {
         if index % stride != 0 {
@@ -459,7 +464,7 @@ pub fn collect_views_from_video(
             best.insert(key, (sharp, frame.index, gray, rough));
         }
     }
-    let mut picked: Vec<(f64, FrameIdx, Mat, Vec<Point2<f64>>)> = best.into_values().collect();
+    let mut picked: Vec<Candidate> = best.into_values().collect();
     let mut sharp_values: Vec<f64> = picked.iter().map(|p| p.0).collect();
     sharp_values.sort_by(f64::total_cmp);
     let median = sharp_values
@@ -987,6 +992,9 @@ fn rough_table_quad(undistorted: &Mat) -> Result<[Point2<f64>; 4], CalibrateErro
     Ok([pts[0], pts[1], pts[2], pts[3]])
 }
 
+/// Refined corners and the edge points they were fitted to (undistorted px).
+type RefinedQuad = ([Point2<f64>; 4], Vec<Point2<f64>>);
+
 /// Measures each side of `quad` across its whole length and fits straight lines;
 /// returns the refined corners and the edge points used.
 fn refine_quad(
@@ -994,7 +1002,7 @@ fn refine_quad(
     tableness: &Plane,
     camera: &CameraIntrinsics,
     reach_px: f64,
-) -> Result<([Point2<f64>; 4], Vec<Point2<f64>>), CalibrateError> {
+) -> Result<RefinedQuad, CalibrateError> {
     let centre =
         Point2::from((quad[0].coords + quad[1].coords + quad[2].coords + quad[3].coords) / 4.0);
     let mut lines = vec![];
