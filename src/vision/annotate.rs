@@ -149,6 +149,8 @@ pub struct AnnotateSummary {
 /// Fixed-point sub-pixel drawing: OpenCV `shift` bits.
 const SHIFT: i32 = 4;
 const ONE: f64 = (1 << SHIFT) as f64;
+/// Trajectories fade to grey over two seconds in this many steps.
+const FADE_LEVELS: usize = 5;
 
 fn bgr([r, g, b]: [u8; 3]) -> Scalar {
     Scalar::new(b as f64, g as f64, r as f64, 0.0)
@@ -225,6 +227,12 @@ impl<'a> Annotator<'a> {
         scale: f64,
         c: [u8; 3],
     ) -> opencv::Result<()> {
+        // Kept inside the frame: a label at an exit point must not be cut off.
+        let mut base = 0;
+        let size = imgproc::get_text_size(s, imgproc::FONT_HERSHEY_SIMPLEX, scale, 3, &mut base)?;
+        let x = at.x.min(img.cols() - size.width - 2).max(2);
+        let y = at.y.min(img.rows() - base - 2).max(size.height + 2);
+        let at = CvPoint::new(x, y);
         // A dark outline under the colour keeps labels legible on any background.
         imgproc::put_text(
             img,
@@ -288,6 +296,30 @@ impl<'a> Annotator<'a> {
         Ok(())
     }
 
+    /// One stretch of trajectory at one fade level: older is greyer and thinner.
+    fn trail(
+        &self,
+        img: &mut Mat,
+        pts: &Vector<CvPoint>,
+        c: [u8; 3],
+        level: usize,
+    ) -> opencv::Result<()> {
+        if pts.len() < 2 {
+            return Ok(());
+        }
+        let t = level as f64 / FADE_LEVELS as f64;
+        let col = mix(c, [128, 128, 128], t);
+        let thick = if t < 0.25 {
+            3
+        } else if t < 0.6 {
+            2
+        } else {
+            1
+        };
+        let polys: Vector<Vector<CvPoint>> = Vector::from_iter([pts.clone()]);
+        imgproc::polylines(img, &polys, false, bgr(col), thick, imgproc::LINE_AA, SHIFT)
+    }
+
     /// Draws frame `frame`'s annotations on `img`; `slow` > 1 is noted in the banner.
     pub fn draw(&self, img: &mut Mat, frame: FrameIdx, slow: u32) -> opencv::Result<()> {
         let scene = self.scene;
@@ -299,23 +331,25 @@ impl<'a> Annotator<'a> {
         if let Some(pos) = state.shot {
             for (id, pts) in &self.tracks_px[pos] {
                 let c = scene.item_rgb(*id);
+                // Segments are grouped by fade level and drawn as one polyline each.
+                let mut run: Vector<CvPoint> = Vector::new();
+                let mut run_level = usize::MAX;
                 for w in pts.windows(2) {
                     let (f1, p1) = w[1];
                     if f1 > frame {
                         break;
                     }
                     let age = (frame - f1) as f64 / fade_frames;
-                    let t = age.clamp(0.0, 0.8);
-                    let col = mix(c, [128, 128, 128], t);
-                    let thick = if age < 0.25 {
-                        3
-                    } else if age < 0.6 {
-                        2
-                    } else {
-                        1
-                    };
-                    imgproc::line(img, w[0].1, p1, bgr(col), thick, imgproc::LINE_AA, SHIFT)?;
+                    let level = ((age * FADE_LEVELS as f64) as usize).min(FADE_LEVELS - 1);
+                    if level != run_level {
+                        self.trail(img, &run, c, run_level)?;
+                        run.clear();
+                        run.push(w[0].1);
+                        run_level = level;
+                    }
+                    run.push(p1);
                 }
+                self.trail(img, &run, c, run_level)?;
             }
         }
 
@@ -504,7 +538,6 @@ pub fn annotate_video(
 ) -> Result<AnnotateSummary, AnnotateError> {
     let probe = probe_video(input)?;
     let plan = scene.frame_plan(probe.frames, opts.shot, opts.slow)?;
-    let mut cap = open(input)?;
     let fps = if probe.fps.is_finite() && probe.fps > 0.0 {
         probe.fps
     } else {
@@ -531,52 +564,82 @@ pub fn annotate_video(
         return Err(AnnotateError::Write(output.to_path_buf()));
     }
     let annotator = Annotator::new(scene, calib);
-    let mut raw = Mat::default();
-    let mut drawn = Mat::default();
-    // `next` is the index of the frame the capture returns on its next read.
-    let mut next: FrameIdx = 0;
-    let mut current: Option<FrameIdx> = None;
+    // Decoding runs on its own thread, a few frames ahead of drawing and encoding.
+    let mut distinct = plan.clone();
+    distinct.dedup();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(FrameIdx, Mat), AnnotateError>>(4);
+    let input_path = input.to_path_buf();
     let mut written = 0u64;
-    for &f in &plan {
-        if current != Some(f) {
-            while next < f {
-                if !cap.grab()? {
-                    return Err(AnnotateError::Ended {
-                        path: input.to_path_buf(),
-                        read: next,
-                        expected: probe.frames,
-                    });
-                }
-                next += 1;
-            }
-            if !cap.read(&mut raw)? || raw.empty() {
-                return Err(AnnotateError::Ended {
-                    path: input.to_path_buf(),
-                    read: next,
+    std::thread::scope(|scope| -> Result<(), AnnotateError> {
+        scope.spawn(move || {
+            let read = || -> Result<(), AnnotateError> {
+                let mut cap = open(&input_path)?;
+                // `next` is the index of the frame the capture returns on its next read.
+                let mut next: FrameIdx = 0;
+                let ended = |read| AnnotateError::Ended {
+                    path: input_path.clone(),
+                    read,
                     expected: probe.frames,
-                });
+                };
+                for &f in &distinct {
+                    while next < f {
+                        if !cap.grab()? {
+                            return Err(ended(next));
+                        }
+                        next += 1;
+                    }
+                    let mut raw = Mat::default();
+                    if !cap.read(&mut raw)? || raw.empty() {
+                        return Err(ended(next));
+                    }
+                    next += 1;
+                    if tx.send(Ok((f, raw))).is_err() {
+                        return Ok(()); // the writer stopped: nothing more to do
+                    }
+                }
+                Ok(())
+            };
+            if let Err(e) = read() {
+                let _ = tx.send(Err(e));
             }
-            next += 1;
-            if raw.cols() != size.width || raw.rows() != size.height {
-                return Err(AnnotateError::Mismatch(format!(
-                    "{}: frame {f} is {}x{}, expected {}x{}",
-                    input.display(),
-                    raw.cols(),
-                    raw.rows(),
-                    size.width,
-                    size.height
-                )));
+        });
+        let mut current: Option<(FrameIdx, Mat)> = None;
+        for &f in &plan {
+            if current.as_ref().map(|c| c.0) != Some(f) {
+                let (got, mut img) = match rx.recv() {
+                    Ok(r) => r?,
+                    Err(_) => {
+                        return Err(AnnotateError::Ended {
+                            path: input.to_path_buf(),
+                            read: f,
+                            expected: probe.frames,
+                        })
+                    }
+                };
+                if img.cols() != size.width || img.rows() != size.height {
+                    return Err(AnnotateError::Mismatch(format!(
+                        "{}: frame {got} is {}x{}, expected {}x{}",
+                        input.display(),
+                        img.cols(),
+                        img.rows(),
+                        size.width,
+                        size.height
+                    )));
+                }
+                annotator.draw(&mut img, got, opts.slow)?;
+                current = Some((got, img));
             }
-            raw.copy_to(&mut drawn)?;
-            annotator.draw(&mut drawn, f, opts.slow)?;
-            current = Some(f);
+            if let Some((_, img)) = &current {
+                writer.write(img)?;
+            }
+            written += 1;
+            if written % 16 == 0 {
+                progress(written);
+            }
         }
-        writer.write(&drawn)?;
-        written += 1;
-        if written % 16 == 0 {
-            progress(written);
-        }
-    }
+        drop(rx);
+        Ok(())
+    })?;
     progress(written);
     writer.release()?;
     Ok(AnnotateSummary {
