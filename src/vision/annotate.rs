@@ -151,6 +151,8 @@ const SHIFT: i32 = 4;
 const ONE: f64 = (1 << SHIFT) as f64;
 /// Trajectories fade to grey over two seconds in this many steps.
 const FADE_LEVELS: usize = 5;
+/// Line height of the banner text (px).
+const BANNER_LINE_PX: i32 = 22;
 
 fn bgr([r, g, b]: [u8; 3]) -> Scalar {
     Scalar::new(b as f64, g as f64, r as f64, 0.0)
@@ -325,6 +327,7 @@ impl<'a> Annotator<'a> {
         let scene = self.scene;
         let state = scene.state_at(frame);
         let fade_frames = 2.0 * scene.fps;
+        self.banner_backdrop(img)?;
 
         // Trajectories of the current shot up to this frame, older parts fading to grey
         // and thinner, so direction and recency read at a glance.
@@ -441,16 +444,37 @@ impl<'a> Annotator<'a> {
                 let tip = self.px_plain(exit + dir.normalize() * 60.0);
                 imgproc::arrowed_line(img, e, tip, red, 2, imgproc::LINE_AA, 0, 0.3)?;
             }
-            self.text(
-                img,
-                &format!("{} lost @{}", lost.item, lost.frame),
-                CvPoint::new(e.x + 12, e.y - 12),
-                0.5,
-                [255, 60, 60],
-            )?;
+            // Beside the cross on whichever side has room, never over it.
+            let label = format!("{} lost @{}", lost.item, lost.frame);
+            let mut base = 0;
+            let size =
+                imgproc::get_text_size(&label, imgproc::FONT_HERSHEY_SIMPLEX, 0.5, 3, &mut base)?;
+            let x = if e.x + 14 + size.width < img.cols() {
+                e.x + 14
+            } else {
+                e.x - 14 - size.width
+            };
+            let y = if e.y - 14 - size.height > 0 {
+                e.y - 14
+            } else {
+                e.y + 14 + size.height
+            };
+            self.text(img, &label, CvPoint::new(x, y), 0.5, [255, 60, 60])?;
         }
 
         self.banner(img, &state, frame, slow)
+    }
+
+    /// The banner's dark backdrop, drawn first so that annotations stay on top of it.
+    fn banner_backdrop(&self, img: &mut Mat) -> opencv::Result<()> {
+        let bw = 360.min(img.cols());
+        let bh = (BANNER_LINE_PX * 3 + 12).min(img.rows());
+        if bw <= 0 || bh <= 0 {
+            return Ok(());
+        }
+        let mut roi = Mat::roi_mut(img, Rect::new(0, 0, bw, bh))?;
+        let copy = roi.try_clone()?;
+        copy.convert_to(&mut roi, -1, 0.35, 0.0)
     }
 
     /// The banner, top left: shot and mover, running score, frame and time.
@@ -462,19 +486,7 @@ impl<'a> Annotator<'a> {
         slow: u32,
     ) -> opencv::Result<()> {
         let scene = self.scene;
-        let line_h = 22;
-        let lines = 3;
-        let (w, h) = (img.cols(), img.rows());
-        let bw = 360.min(w);
-        let bh = (line_h * lines + 12).min(h);
-        if bw <= 0 || bh <= 0 {
-            return Ok(());
-        }
-        {
-            let mut roi = Mat::roi_mut(img, Rect::new(0, 0, bw, bh))?;
-            let copy = roi.try_clone()?;
-            copy.convert_to(&mut roi, -1, 0.35, 0.0)?;
-        }
+        let line_h = BANNER_LINE_PX;
         let head = match (state.shot, state.mover) {
             (Some(pos), Some(m)) => {
                 let s = &scene.record.shots[pos];
