@@ -132,6 +132,46 @@ fn under_fish(cfg: &ShotConfig, f: &PlacedFish, p: Point) -> bool {
     point_in_polygon(p, &f.outline) && (p - f.hole.center).norm() > hole_reach
 }
 
+/// The straight run that ends at the last point of `pts`: from the earliest point
+/// from which every later point stays within a few mm of the line to the last one.
+/// Returns the least-squares line through that earliest point (the resting pose
+/// the run started from is the most precise point): a unit direction toward the
+/// last point, and the last point projected onto the line.
+fn straight_run(pts: &[Point]) -> Option<(Vector, Point)> {
+    const OFF_LINE_MM: f64 = 6.0;
+    let last = *pts.last()?;
+    // The earliest start wins: a long chord averages the noise of the sightings.
+    let start = (0..pts.len().saturating_sub(1)).find(|&k| {
+        let a = pts[k];
+        let len = (last - a).norm();
+        len > 1e-9 && {
+            let dir = (last - a) / len;
+            pts[k + 1..]
+                .iter()
+                .all(|p| (p - a).perp(&dir).abs() <= OFF_LINE_MM)
+        }
+    });
+    let k = start?;
+    let a = pts[k];
+    if (last - a).norm() <= 5.0 {
+        return None;
+    }
+    // Line through `a` minimising the squared perpendicular distances of the rest.
+    let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+    for p in &pts[k + 1..] {
+        let d = p - a;
+        sxx += d.x * d.x;
+        sxy += d.x * d.y;
+        syy += d.y * d.y;
+    }
+    let angle = 0.5 * (2.0 * sxy).atan2(sxx - syy);
+    let mut dir = Vector::new(angle.cos(), angle.sin());
+    if dir.dot(&(last - a)) < 0.0 {
+        dir = -dir;
+    }
+    Some((dir, a + dir * (last - a).dot(&dir)))
+}
+
 /// Whether a point `d` mm along an extrapolated path may lie under a fish: the
 /// path's direction is known to a few degrees, so its end may be off by a little.
 fn near_under_fish(cfg: &ShotConfig, f: &PlacedFish, p: Point, d: f64) -> bool {
@@ -309,21 +349,27 @@ pub(crate) fn judge(
         };
         let s = &all[&tid];
         let last = s.iter().rev().find(|(_, t)| t.seen);
-        let (p_last, mut v_last, f_last) = match last {
+        let (mut p_last, mut v_last, f_last) = match last {
             Some((h, t)) => (t.pose.point(), t.velocity_mm_s, history[*h].frame),
             None => (shot.end[&item].point(), Vector::zeros(), history[0].frame),
         };
-        // The direction from the last few sightings is steadier than the filter's.
-        let recent: Vec<(FrameIdx, Point)> = s
-            .iter()
-            .filter(|(h, t)| t.seen && history[*h].frame + 4 >= f_last)
-            .map(|(h, t)| (history[*h].frame, t.pose.point()))
-            .collect();
-        if let (Some(a), Some(b)) = (recent.first(), recent.last()) {
-            let chord = b.1 - a.1;
-            if b.0 > a.0 && chord.norm() > 2.0 * cfg.start_dev_mm && v_last.norm() > 0.0 {
-                v_last = chord / chord.norm() * v_last.norm();
-            }
+        // The direction of the straight run that ends at the last sighting (back to
+        // the resting pose it started from, if no turn came between) is far
+        // steadier than the filter's velocity.
+        let mut run: Vec<Point> = rest_pose
+            .get(&tid)
+            .map(|p| vec![p.point()])
+            .unwrap_or_default();
+        run.extend(
+            s.iter()
+                .filter(|(h, t)| {
+                    t.seen && history[*h].frame >= flick && history[*h].frame <= f_last
+                })
+                .map(|(_, t)| t.pose.point()),
+        );
+        if let Some((dir, on_line)) = straight_run(&run) {
+            v_last = dir * v_last.norm();
+            p_last = on_line;
         }
         let hand_now = end_tf.occluders.iter().any(|o| o.covers(p_last, 5.0));
         let speed = v_last.norm();
