@@ -138,7 +138,8 @@ fn under_fish(cfg: &ShotConfig, f: &PlacedFish, p: Point) -> bool {
 /// the run started from is the most precise point): a unit direction toward the
 /// last point, and the last point projected onto the line.
 fn straight_run(pts: &[Point]) -> Option<(Vector, Point)> {
-    const OFF_LINE_MM: f64 = 6.0;
+    // Sightings in motion scatter by ~2 mm; a collision bends a path by far more.
+    const OFF_LINE_MM: f64 = 10.0;
     let last = *pts.last()?;
     // The earliest start wins: a long chord averages the noise of the sightings.
     let start = (0..pts.len().saturating_sub(1)).find(|&k| {
