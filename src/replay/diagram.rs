@@ -241,6 +241,20 @@ fn last_seen(shot: &Shot, item: ItemId, frame: u64) -> Option<Point> {
         .map(|p| p.point())
 }
 
+/// The unit normal pointing out of the table across the edge nearest to `p`.
+pub fn outward_normal(table: &Table, p: Point) -> crate::geometry::Vector {
+    let mut best = (f64::INFINITY, crate::geometry::Vector::new(0.0, -1.0));
+    for (a, b) in table.edges() {
+        let d = (p - crate::geometry::table::closest_on_segment(p, a, b)).norm();
+        let e = b - a;
+        if d < best.0 && e.norm() > 0.0 {
+            // Counter-clockwise corners: the outside lies to the right of each edge.
+            best = (d, crate::geometry::Vector::new(e.y, -e.x).normalize());
+        }
+    }
+    best.1
+}
+
 /// The colour of an R8 verdict ring.
 pub fn verdict_rgb(verdict: &str) -> Color {
     match verdict {
@@ -346,15 +360,13 @@ pub fn draw_shot_diagram(scene: &Scene, pos: usize, style: DiagramStyle) -> RgbI
         let f = map.px_from_table(from);
         let (dx, dy) = (e.0 - f.0, e.1 - f.1);
         let len = (dx * dx + dy * dy).sqrt();
-        let (ux, uy) = if len > 1.0 {
+        // Out of the table: along the path when it leads out, else across the edge.
+        let n = outward_normal(&scene.table, exit);
+        let (nx, ny) = (n.x, -n.y); // y flips in the diagram
+        let (ux, uy) = if len > 1.0 && (dx * nx + dy * ny) / len > 0.2 {
             (dx / len, dy / len)
         } else {
-            // Seen only at the exit: point away from the table edge.
-            let inside = map.px_from_table(scene.table.nearest_edge_point(exit));
-            let c = centroid_px(&map, &scene.table);
-            let (vx, vy) = (inside.0 - c.0, inside.1 - c.1);
-            let n = (vx * vx + vy * vy).sqrt().max(1e-9);
-            (vx / n, vy / n)
+            (nx, ny)
         };
         let tail = if len > 1.0 {
             f
@@ -402,16 +414,6 @@ pub fn draw_shot_diagram(scene: &Scene, pos: usize, style: DiagramStyle) -> RgbI
     );
     font::draw_text(&mut img, 8, 8, &title, 2, OUTLINE_RGB);
     img
-}
-
-fn centroid_px(map: &DiagramMap, table: &Table) -> Px {
-    let n = table.corners().len().max(1) as f64;
-    let (sx, sy) = table
-        .corners()
-        .iter()
-        .map(|p| map.px_from_table(*p))
-        .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
-    (sx / n, sy / n)
 }
 
 fn circle(c: Px, r: f64) -> Vec<Px> {

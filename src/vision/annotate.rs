@@ -437,13 +437,9 @@ impl<'a> Annotator<'a> {
                 imgproc::LINE_AA,
                 0,
             )?;
-            let inside = scene.table.nearest_edge_point(exit);
-            let centre = table_centre(scene);
-            let dir = inside - centre;
-            if dir.norm() > 1e-9 {
-                let tip = self.px_plain(exit + dir.normalize() * 60.0);
-                imgproc::arrowed_line(img, e, tip, red, 2, imgproc::LINE_AA, 0, 0.3)?;
-            }
+            let out = crate::replay::diagram::outward_normal(&scene.table, exit);
+            let tip = self.px_plain(exit + out * 60.0);
+            imgproc::arrowed_line(img, e, tip, red, 2, imgproc::LINE_AA, 0, 0.3)?;
             // Beside the cross on whichever side has room, never over it.
             let label = format!("{} lost @{}", lost.item, lost.frame);
             let mut base = 0;
@@ -526,16 +522,6 @@ impl<'a> Annotator<'a> {
         }
         self.text(img, &t, CvPoint::new(8, 3 * line_h), 0.5, [230, 230, 230])
     }
-}
-
-fn table_centre(scene: &Scene) -> Point {
-    let c = scene.table.corners();
-    let n = c.len().max(1) as f64;
-    Point::from(
-        c.iter()
-            .fold(nalgebra::Vector2::zeros(), |a, p| a + p.coords)
-            / n,
-    )
 }
 
 /// Renders the annotated video of `input` into `output` (MJPG .avi). `progress` is
