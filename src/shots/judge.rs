@@ -607,12 +607,8 @@ fn rest_relations(
             if known(&stacking, *cid, *fid) || !fish_disc_overlap(f, &disc, -cfg.stack_overlap_mm) {
                 continue;
             }
-            if seen(*cid) && !partly(*fid) && !under_fish(cfg, f, *c) {
-                stacking.push(Stacking {
-                    top: *cid,
-                    under: *fid,
-                });
-            } else if seen(*cid) {
+            // Seen, it cannot be under the tag: it lies on it.
+            if seen(*cid) {
                 stacking.push(Stacking {
                     top: *cid,
                     under: *fid,

@@ -869,7 +869,7 @@ impl Tracker {
         let crossed = cfg.table.signed_distance(com) < -cfg.off_table_margin_mm;
         let removal = if let Some(b) = blob {
             Some(RemovalReason::OffTable {
-                frame: since + (frame.saturating_sub(since) + 1) / 2,
+                frame: since + frame.saturating_sub(since).div_ceil(2),
                 exit: edge_crossing(&cfg.table, t.last_com_on_table, b.pt_in_table),
                 evidence: ExitEvidence::OffTableBlob,
             })
