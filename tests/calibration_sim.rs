@@ -7,6 +7,9 @@
 
 use fishtrack::calibration::{CameraIntrinsics, TableCalibration};
 use nalgebra::Point2;
+use opencv::core::{Mat, Size};
+use opencv::prelude::*;
+use opencv::{imgcodecs, imgproc, videoio};
 use std::path::Path;
 use std::process::Command;
 
@@ -27,7 +30,120 @@ fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-fn chain(seed: u64, size: &str, tilt_deg: Option<f64>) {
+/// Writes `frames` as an MJPG video.
+fn write_video(path: &Path, frames: &[Mat]) {
+    let size = Size::new(frames[0].cols(), frames[0].rows());
+    let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G').unwrap();
+    let mut writer = videoio::VideoWriter::new(&s(path), fourcc, 30.0, size, true).unwrap();
+    assert!(writer.is_opened().unwrap());
+    for f in frames {
+        writer.write(f).unwrap();
+    }
+    writer.release().unwrap();
+}
+
+fn blurred(m: &Mat) -> Mat {
+    let mut out = Mat::default();
+    imgproc::gaussian_blur(
+        m,
+        &mut out,
+        Size::new(0, 0),
+        3.0,
+        3.0,
+        opencv::core::BORDER_DEFAULT,
+    )
+    .unwrap();
+    out
+}
+
+/// From a video, `calibrate camera` keeps sharp frames only, one per board pose, and
+/// still finds the focal length; `calibrate table --frame` reads the frame asked for.
+fn video_inputs(sim_dir: &Path, d: &Path, truth_camera: &CameraIntrinsics, size_mm: (f64, f64)) {
+    let mut boards: Vec<std::path::PathBuf> = std::fs::read_dir(sim_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("board_")
+        })
+        .collect();
+    boards.sort();
+    // Each pose: a blurred frame (moving), the sharp one, the sharp one again, blurred.
+    let mut frames = vec![];
+    for b in &boards {
+        let m = imgcodecs::imread(&s(b), imgcodecs::IMREAD_COLOR).unwrap();
+        frames.extend([blurred(&m), m.clone(), m.clone(), blurred(&m)]);
+    }
+    let video = d.join("boards.avi");
+    write_video(&video, &frames);
+    let camera_json = d.join("camera_video.json");
+    fishtrack(&[
+        "calibrate",
+        "camera",
+        "--images",
+        &s(&video),
+        "-o",
+        &s(&camera_json),
+    ]);
+    let cam = CameraIntrinsics::load(&camera_json).unwrap();
+    eprintln!(
+        "video: {} views {:?}, fx {:.3}",
+        cam.views,
+        cam.view_names,
+        cam.fx()
+    );
+    assert!(
+        cam.views >= 6 && cam.views <= boards.len(),
+        "{} views",
+        cam.views
+    );
+    for name in &cam.view_names {
+        let index: usize = name.trim_start_matches("frame ").parse().unwrap();
+        assert!(matches!(index % 4, 1 | 2), "{name} is a blurred frame");
+    }
+    assert!(
+        (cam.fx() / truth_camera.fx() - 1.0).abs() < 0.005,
+        "fx {}",
+        cam.fx()
+    );
+
+    let table = imgcodecs::imread(
+        &s(&sim_dir.join("empty_table.png")),
+        imgcodecs::IMREAD_COLOR,
+    )
+    .unwrap();
+    let black = Mat::zeros(table.rows(), table.cols(), table.typ())
+        .unwrap()
+        .to_mat()
+        .unwrap();
+    let table_video = d.join("table.avi");
+    write_video(&table_video, &[black.clone(), table.clone(), black]);
+    let out = d.join("table_video.json");
+    let size = format!("{}x{}", size_mm.0, size_mm.1);
+    let frame0 = [
+        "calibrate",
+        "table",
+        "--image",
+        &s(&table_video),
+        "--camera",
+        &s(&camera_json),
+        "--size",
+        &size,
+        "-o",
+    ];
+    let failed = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
+        .args(frame0)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(1), "frame 0 is black: no table");
+    fishtrack(&[&frame0[..], &[&s(&out), "--frame", "1"]].concat());
+    assert!(TableCalibration::load(&out).is_ok());
+}
+
+fn chain(seed: u64, size: &str, tilt_deg: Option<f64>, with_video: bool) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let tilt = tilt_deg.map(|t| t.to_string());
@@ -128,14 +244,17 @@ fn chain(seed: u64, size: &str, tilt_deg: Option<f64>) {
         all_max < 1.0,
         "table points off by up to {all_max} mm: {errors:?}"
     );
+    if with_video {
+        video_inputs(&sim_dir, d, &truth_camera, (w, h));
+    }
 }
 
 #[test]
 fn chain_at_1280x720_default_pose() {
-    chain(1, "1280x720", None);
+    chain(1, "1280x720", None, true);
 }
 
 #[test]
 fn chain_at_1920x1080_steeper_pose() {
-    chain(2, "1920x1080", Some(38.0));
+    chain(2, "1920x1080", Some(38.0), false);
 }
