@@ -34,7 +34,9 @@ fn s(p: &Path) -> String {
 fn write_video(path: &Path, frames: &[Mat]) {
     let size = Size::new(frames[0].cols(), frames[0].rows());
     let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G').unwrap();
-    let mut writer = videoio::VideoWriter::new(&s(path), fourcc, 30.0, size, true).unwrap();
+    let mut writer =
+        videoio::VideoWriter::new(path.to_string_lossy().as_ref(), fourcc, 30.0, size, true)
+            .unwrap();
     assert!(writer.is_opened().unwrap());
     for f in frames {
         writer.write(f).unwrap();
@@ -73,7 +75,7 @@ fn video_inputs(sim_dir: &Path, d: &Path, truth_camera: &CameraIntrinsics, size_
     // Each pose: a blurred frame (moving), the sharp one, the sharp one again, blurred.
     let mut frames = vec![];
     for b in &boards {
-        let m = imgcodecs::imread(&s(b), imgcodecs::IMREAD_COLOR).unwrap();
+        let m = imgcodecs::imread(b, imgcodecs::IMREAD_COLOR).unwrap();
         frames.extend([blurred(&m), m.clone(), m.clone(), blurred(&m)]);
     }
     let video = d.join("boards.avi");
@@ -109,11 +111,8 @@ fn video_inputs(sim_dir: &Path, d: &Path, truth_camera: &CameraIntrinsics, size_
         cam.fx()
     );
 
-    let table = imgcodecs::imread(
-        &s(&sim_dir.join("empty_table.png")),
-        imgcodecs::IMREAD_COLOR,
-    )
-    .unwrap();
+    let table =
+        imgcodecs::imread(sim_dir.join("empty_table.png"), imgcodecs::IMREAD_COLOR).unwrap();
     let black = Mat::zeros(table.rows(), table.cols(), table.typ())
         .unwrap()
         .to_mat()

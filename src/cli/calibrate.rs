@@ -29,7 +29,8 @@ pub enum CalibrateCommand {
 
 #[derive(Debug, Args)]
 pub struct CameraArgs {
-    /// Board views: a folder of images, a glob like "shots/*.png" (quote it), or a video.
+    /// Board views: a folder of images, a glob like "shots/*.png" (quote it), a video,
+    /// or `webcam:N` (a live camera: 300 frames are examined).
     #[arg(long, value_name = "DIR|GLOB|VIDEO")]
     pub images: String,
     /// Inner corners of the chessboard, per row x per column (a board of 10x7 squares is 9x6).
@@ -59,7 +60,7 @@ pub struct CameraArgs {
 
 #[derive(Debug, Args)]
 pub struct TableArgs {
-    /// A frame of the empty table: an image, or a video (see --frame).
+    /// A frame of the empty table: an image, a video (see --frame), or `webcam:N`.
     #[arg(long, value_name = "FRAME|VIDEO")]
     pub image: String,
     /// The camera's intrinsics (from `fishtrack calibrate camera`), for the frame's resolution.

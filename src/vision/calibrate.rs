@@ -399,7 +399,7 @@ fn sharpness(gray: &Mat, corners: &[Point2<f64>]) -> Result<f64, CalibrateError>
 /// frames at reduced size, keeps the sharpest frame for each coarse board pose
 /// (position 3x3, size, tilt both ways), drops blurred ones (under a third of the
 /// median sharpness), keeps at most `max_views` (sharpest first) and refines those at
-/// full resolution. `progress` is called once per frame read.
+/// full resolution. `progress` is called once per frame (examined or skipped).
 pub fn collect_views_from_video(
     source: &mut FrameSource,
     board: &Chessboard,
@@ -419,8 +419,13 @@ pub fn collect_views_from_video(
             if !source.skip_frame()? {
                 break;
             }
+            progress();
             index += 1;
             continue;
+        }
+        // A live camera never ends: stop after as many frames as a video would give.
+        if source.len().is_none() && search.read as u64 >= VIDEO_FRAMES_EXAMINED {
+            break;
         }
         let Some(frame) = source.next_frame()? else {
             break;

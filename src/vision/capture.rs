@@ -78,8 +78,14 @@ fn has_wildcards(s: &str) -> bool {
 
 impl FrameSource {
     /// Opens `spec`: a folder (its images, sorted by name), a glob pattern (wildcards in
-    /// the file name), an image file, or a video file.
+    /// the file name), an image file, a video file, or `webcam:N` (a live camera).
     pub fn open(spec: &str) -> Result<FrameSource, CaptureError> {
+        if let Some(device) = spec
+            .strip_prefix("webcam:")
+            .and_then(|n| n.parse::<i32>().ok())
+        {
+            return FrameSource::open_webcam(spec, device);
+        }
         let path = Path::new(spec);
         if path.is_dir() {
             let mut paths: Vec<PathBuf> = std::fs::read_dir(path)
@@ -122,6 +128,27 @@ impl FrameSource {
                 capture,
                 next: 0,
                 frames: (count >= 1.0).then_some(count as u64),
+            },
+            fps: (fps > 0.0).then_some(fps),
+        })
+    }
+
+    /// A live camera (`webcam:N`, N = OpenCV's device index): endless, no frame count.
+    fn open_webcam(spec: &str, device: i32) -> Result<FrameSource, CaptureError> {
+        let capture = cv(
+            "webcam",
+            videoio::VideoCapture::new(device, videoio::CAP_ANY),
+        )?;
+        if !cv("webcam", capture.is_opened())? {
+            return Err(CaptureError::VideoOpen(spec.to_string()));
+        }
+        let fps = capture.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
+        Ok(FrameSource {
+            spec: spec.to_string(),
+            kind: Kind::Video {
+                capture,
+                next: 0,
+                frames: None,
             },
             fps: (fps > 0.0).then_some(fps),
         })
