@@ -39,6 +39,12 @@ pub struct SimulateArgs {
     /// Video file name inside the output folder (.avi: MJPG, .mp4: mp4v).
     #[arg(long, default_value = "video.avi")]
     pub video: String,
+    /// Video codec: `mjpg` (default for .avi) or `mp4v` (default for .mp4; far smaller).
+    #[arg(long)]
+    pub codec: Option<String>,
+    /// Also write the true camera.json and table.json into this folder (e.g. `calibration`).
+    #[arg(long)]
+    pub calibration_out: Option<PathBuf>,
     /// Motion-blur sub-frames (overrides the scenario; 1 = no blur).
     #[arg(long)]
     pub subframes: Option<u32>,
@@ -54,6 +60,9 @@ pub struct SimulateArgs {
     /// Also write these frames as PNG (comma-separated frame indices), for a look.
     #[arg(long, value_delimiter = ',')]
     pub png_frames: Vec<u64>,
+    /// Also write record.json: the truth as a record, judged by the rules engine.
+    #[arg(long)]
+    pub record: bool,
     /// Write truth.json, camera.json and table.json only (no rendering).
     #[arg(long)]
     pub truth_only: bool,
@@ -106,6 +115,22 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     truth.save(&args.out.join("truth.json"))?;
     truth.camera.save(&args.out.join("camera.json"))?;
     crate::config::save_json(&truth.table, &args.out.join("table.json"))?;
+    if args.record {
+        let table = crate::geometry::Table::new(
+            truth
+                .table_mm
+                .iter()
+                .map(|&[x, y]| crate::geometry::Point::new(x, y))
+                .collect(),
+        )?;
+        let record = crate::rules::rescore(&truth.game, &table, &truth.to_record())
+            .context("judging the simulated match")?;
+        record.save(&args.out.join("record.json"))?;
+    }
+    if let Some(dir) = &args.calibration_out {
+        truth.camera.save(&dir.join("camera.json"))?;
+        crate::config::save_json(&truth.table, &dir.join("table.json"))?;
+    }
     eprintln!(
         "simulate: {} (seed {}): {} frames, {} shots -> {}",
         truth.scenario,

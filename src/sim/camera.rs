@@ -79,7 +79,7 @@ pub struct Extrinsics {
 }
 
 /// Fraction of the image kept free around the table on each side.
-const VIEW_MARGIN: f64 = 0.04;
+const VIEW_MARGIN: f64 = 0.06;
 
 impl SimCamera {
     /// A camera looking at the table centre from `spec`; with no distance given, the

@@ -54,7 +54,7 @@ impl Default for PhysicsParams {
             restitution: 0.55,
             fish_mass_g: 4.0,
             coin_mass_g: 1.0,
-            steps_per_s: 600.0,
+            steps_per_s: 1200.0,
             table_height_mm: 750.0,
         }
     }

@@ -1,7 +1,8 @@
 //! Plays a scenario through the physics, frame by frame: still frames while the
 //! hand comes in, the flick, motion until everything rests, the put-backs of lost
 //! items (R6–R10), and on to the next move; collects the ground truth. Pure.
-//! Uses: model, config, geometry, record, sim::{scenario, physics, camera, truth}.
+//! Uses: model, config, geometry, record, rules (put-back poses and verdicts),
+//! sim::{scenario, physics, camera, truth}.
 
 use super::camera::SimCamera;
 use super::physics::World;
@@ -161,6 +162,7 @@ pub fn simulate(scenario: &Scenario, opts: &SimOptions) -> Result<Truth, SimErro
 /// The state of a match in progress.
 struct Player<'a> {
     scenario: &'a Scenario,
+    game: Game,
     fps: f64,
     table: Table,
     items: Items,
@@ -199,8 +201,10 @@ impl<'a> Player<'a> {
             }
         }
         let world = World::new(table.clone(), &items, &free, scenario.physics.clone());
+        let moves = scenario.moves_per_player.unwrap_or(1).max(1);
         Player {
             scenario,
+            game: Game::new(scenario.players(), moves, items.clone()),
             fps: opts.fps,
             footprint: FishFootprint::new(&items),
             table,
@@ -493,9 +497,20 @@ impl<'a> Player<'a> {
             })
     }
 
-    /// R6: the rules engine's put-back pose where it is available, else the
-    /// simulator's own search (R6a around the own coin, R6b/c along the edge).
+    fn scene(&self) -> crate::rules::Scene {
+        let mut scene = crate::rules::Scene::from_poses(self.poses());
+        scene.stacking = self.scenario.stacking.clone();
+        scene
+    }
+
+    /// R6: the rules engine's put-back pose; the simulator's own search (R6a around
+    /// the own coin, R6b/c along the edge) only if the engine finds none.
     fn fish_put_back(&mut self, owner: PlayerIdx, exit: Point) -> Option<(Pose, String)> {
+        let ruled =
+            crate::rules::fish_put_back_pose(&self.game, &self.table, &self.scene(), owner, exit);
+        if let Some(pose) = ruled.pose {
+            return Some((pose, format!("{} (rules engine)", ruled.rule)));
+        }
         let coin = ItemId::coin(owner);
         if let Some(c) = self.world.poses().get(&coin).copied() {
             for k in 0..72 {
@@ -543,10 +558,20 @@ impl<'a> Player<'a> {
         None
     }
 
-    /// R7/R8 (simplified): into the owner's hole when the fish is on the table and
-    /// not stacked, no other coin is in the hole, and the coin fits on the table there.
+    /// R7/R8 by the rules engine: back into the owner's hole when possible or
+    /// optional (the simulated player always does the optional put-back).
     fn coin_put_back(&self, owner: PlayerIdx) -> Option<(Pose, String)> {
         let fish = ItemId::fish(owner);
+        if self.world.poses().contains_key(&fish) {
+            let v =
+                crate::rules::coin_put_back_verdict(&self.game, &self.table, &self.scene(), owner);
+            return match (v.verdict.allowed(), v.pose) {
+                (true, Some(pose)) => {
+                    Some((pose, format!("{} {} (rules engine)", v.rule, v.verdict)))
+                }
+                _ => None,
+            };
+        }
         if self.stacked.contains_key(&fish) {
             return None;
         }

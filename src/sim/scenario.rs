@@ -23,7 +23,7 @@
 //!   "render": { "hand": true, "noise_sigma": 2.0, "subframes": 4, "exposure_drift": 0.03,
 //!               "shutter": 0.5 },
 //!   "physics": { "table_friction": 0.2, "item_friction": 0.15, "restitution": 0.55,
-//!                "fish_mass_g": 4, "coin_mass_g": 1, "steps_per_s": 600, "table_height_mm": 750 },
+//!                "fish_mass_g": 4, "coin_mass_g": 1, "steps_per_s": 1200, "table_height_mm": 750 },
 //!   "timing": { "before_flick_s": 0.8, "after_rest_s": 0.4, "put_back_s": 0.5, "max_shot_s": 12 }
 //! }
 //! ```
@@ -310,8 +310,12 @@ impl Scenario {
                 start.insert(ItemId::coin(0), Pose::coin(200.0, 150.0));
                 start.insert(ItemId::coin(1), Pose::coin(300.0, 450.0));
                 start.insert(ItemId::fish(1), Pose::fish(600.0, 400.0, 0.2));
-                start.insert(ItemId::coin(2), Pose::coin(640.0, 410.0));
-                start.insert(ItemId::fish(2), Pose::fish(650.0, 440.0, 2.2));
+                start.insert(ItemId::coin(2), Pose::coin(618.0, 402.0));
+                // Across Boris's tail, 22 mm from its own hole.
+                start.insert(
+                    ItemId::fish(2),
+                    Pose::fish(648.4, 387.4, 0.2 + std::f64::consts::FRAC_PI_2),
+                );
                 Scenario {
                     players,
                     start: Some(start),
