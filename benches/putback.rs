@@ -35,12 +35,42 @@ fn crowded() -> BTreeMap<ItemId, Pose> {
     poses
 }
 
+/// Players 1–7 spread over the right third of the table (a fixed pseudo-random
+/// pattern), two of them touching the right edge near the exit.
+fn scatter() -> Scene {
+    let mut poses = BTreeMap::new();
+    let spots = [
+        (975.0, 340.0, 2.9),
+        (960.0, 395.0, -2.6),
+        (900.0, 300.0, 1.0),
+        (850.0, 420.0, 0.3),
+        (930.0, 480.0, -1.2),
+        (800.0, 330.0, 2.2),
+        (880.0, 220.0, -0.4),
+    ];
+    for (k, (x, y, th)) in spots.iter().enumerate() {
+        let p = k + 1;
+        poses.insert(ItemId::fish(p), Pose::fish(*x, *y, *th));
+        poses.insert(
+            ItemId::coin(p),
+            Pose::coin(x - 40.0 * th.cos(), y - 40.0 * th.sin()),
+        );
+    }
+    Scene::from_poses(poses)
+}
+
 fn bench(c: &mut Criterion) {
     let g = game();
     let t = Table::rectangle(1000.0, 700.0);
     let mut scene = Scene::from_poses(crowded());
 
     let mut group = c.benchmark_group("putback_8_players");
+    // A crowded but ordinary table: 16 items scattered near the exit edge.
+    let scattered = scatter();
+    group.bench_function("R6bc_fish_and_coin_lost_scattered", |b| {
+        b.iter(|| fish_put_back_pose(&g, &t, black_box(&scattered), 0, Point::new(1000.0, 350.0)))
+    });
+
     group.bench_function("R6c_fish_and_coin_lost_exit_blocked", |b| {
         b.iter(|| fish_put_back_pose(&g, &t, black_box(&scene), 0, Point::new(1000.0, 350.0)))
     });

@@ -20,7 +20,7 @@ const DEFAULT_TABLE_MM: (f64, f64) = (1000.0, 700.0);
 
 #[derive(Debug, Args)]
 #[command(
-    long_about = "Re-run the rules (R2–R11) on a record.json and print the score table: one row per \
+    after_help = "Re-run the rules (R2–R11) on a record.json and print the score table: one row per \
 shot with the mover, the lost items, the points and why, the put-backs the rules require, the \
 violations, and every player's running total.\n\n\
 The set-up comes from --game, else the game embedded in the record, else calibration/game.json. \

@@ -167,19 +167,69 @@ pub fn fish_fish_overlap(a: &PlacedFish, b: &PlacedFish, clearance: f64) -> bool
     }
     // Bounding boxes further apart than the clearance cannot meet; this cheap test
     // spares the quadratic edge-to-edge distance for most neighbours.
-    let (alo, ahi) = bounding_box(&a.outline);
-    let (blo, bhi) = bounding_box(&b.outline);
+    fish_fish_overlap_boxed(
+        a,
+        bounding_box(&a.outline),
+        b,
+        bounding_box(&b.outline),
+        clearance,
+    )
+}
+
+/// [`fish_fish_overlap`] with both outlines' bounds (min, max) already known.
+pub fn fish_fish_overlap_boxed(
+    a: &PlacedFish,
+    abox: (Point, Point),
+    b: &PlacedFish,
+    bbox: (Point, Point),
+    clearance: f64,
+) -> bool {
+    let ((alo, ahi), (blo, bhi)) = (abox, bbox);
     let gap = clearance.max(1e-12);
     if alo.x - bhi.x >= gap || blo.x - ahi.x >= gap || alo.y - bhi.y >= gap || blo.y - ahi.y >= gap
     {
         return false;
     }
-    if a.outline.iter().any(|p| point_in_polygon(*p, &b.outline))
-        || b.outline.iter().any(|p| point_in_polygon(*p, &a.outline))
-    {
-        return true;
+    // Two simple polygons meet when their boundaries come within the clearance, or
+    // when one lies wholly inside the other (then any one vertex is inside).
+    boundaries_within_boxed(&a.outline, &b.outline, bbox, gap)
+        || point_in_polygon(a.outline[0], &b.outline)
+        || point_in_polygon(b.outline[0], &a.outline)
+}
+
+/// Whether two polygon boundaries come closer than `gap` (> 0) anywhere. Segment
+/// pairs whose bounding boxes are `gap` apart are skipped; stops at the first hit.
+pub fn boundaries_within(a: &[Point], b: &[Point], gap: f64) -> bool {
+    boundaries_within_boxed(a, b, bounding_box(b), gap)
+}
+
+fn boundaries_within_boxed(a: &[Point], b: &[Point], bbox: (Point, Point), gap: f64) -> bool {
+    let (n, m) = (a.len(), b.len());
+    let (blo, bhi) = bbox;
+    for i in 0..n {
+        let (p, q) = (a[i], a[(i + 1) % n]);
+        let (plo, phi) = (
+            Point::new(p.x.min(q.x) - gap, p.y.min(q.y) - gap),
+            Point::new(p.x.max(q.x) + gap, p.y.max(q.y) + gap),
+        );
+        if plo.x > bhi.x || plo.y > bhi.y || phi.x < blo.x || phi.y < blo.y {
+            continue;
+        }
+        for j in 0..m {
+            let (r, s) = (b[j], b[(j + 1) % m]);
+            if r.x.max(s.x) < plo.x
+                || r.x.min(s.x) > phi.x
+                || r.y.max(s.y) < plo.y
+                || r.y.min(s.y) > phi.y
+            {
+                continue;
+            }
+            if segment_distance(p, q, r, s) < gap {
+                return true;
+            }
+        }
     }
-    polygon_polygon_distance(&a.outline, &b.outline) < clearance.max(1e-12)
+    false
 }
 
 /// Whether a disc comes closer than `clearance` to the material of a fish. A disc
@@ -328,5 +378,31 @@ mod tests {
             .validate()
             .unwrap_err()
             .contains("not a simple polygon"));
+    }
+
+    #[test]
+    fn fast_overlap_agrees_with_exhaustive_distance() {
+        let f = fish();
+        let a = f.placed(&Pose::fish(100.0, 100.0, 0.3));
+        let mut checked = 0;
+        for ix in 0..40 {
+            for k in 0..12 {
+                let pose = Pose::fish(40.0 + 4.0 * ix as f64, 110.0, 0.5 * k as f64);
+                let b = f.placed(&pose);
+                for clearance in [0.0, 1.0, 5.0] {
+                    let slow = b.outline.iter().any(|p| point_in_polygon(*p, &a.outline))
+                        || a.outline.iter().any(|p| point_in_polygon(*p, &b.outline))
+                        || polygon_polygon_distance(&a.outline, &b.outline)
+                            < f64::max(clearance, 1e-12);
+                    assert_eq!(
+                        fish_fish_overlap(&a, &b, clearance),
+                        slow,
+                        "{pose:?} {clearance}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 1440);
     }
 }

@@ -99,6 +99,7 @@ pub fn coin_put_back_verdict(
             .iter()
             .any(|s| (s.top == fish_id && s.under == id) || (s.top == id && s.under == fish_id))
     };
+    let in_hole = obstacles.in_disc(&hole);
     for (id, shape) in obstacles.near(hole.center, fish.reach, 0.0) {
         let overlaps = match shape {
             Shape::Fish(other) => fish_fish_penetration(&fish, other, STACKING_TOLERANCE_MM),
@@ -107,7 +108,7 @@ pub fn coin_put_back_verdict(
                 fish_disc_overlap(&fish, &shrunk, 0.0)
             }
         };
-        let touches = overlaps || obstacles_in_hole(&obstacles, &hole).contains(&id);
+        let touches = overlaps || in_hole.contains(&id);
         if touches && scene.doubt.contains(&id) {
             return impossible(
                 "R8e",
@@ -130,7 +131,6 @@ pub fn coin_put_back_verdict(
         .collect();
     let on_fish = under.iter().any(|i| i.is_fish());
     let on_coin = under.iter().any(|i| i.is_coin());
-    let in_hole = obstacles_in_hole(&obstacles, &hole);
     let coins_in_hole: Vec<ItemId> = in_hole.iter().copied().filter(|i| i.is_coin()).collect();
     let fish_in_hole: Vec<ItemId> = in_hole.iter().copied().filter(|i| i.is_fish()).collect();
     let coin_r = game.items.coin.radius;
@@ -211,10 +211,6 @@ pub fn coin_put_back_verdict(
         );
     }
     by_table_fit(table, &hole, coin_r, coin_id, "R8d", Verdict::Optional)
-}
-
-fn obstacles_in_hole(obstacles: &Obstacles, hole: &Disc) -> Vec<ItemId> {
-    obstacles.in_disc(hole)
 }
 
 /// The table part of R8a: `best` (possible, or optional under R8d) when the coin fits

@@ -342,6 +342,9 @@ fn check_interlude(
     violations: &mut Vec<Violation>,
 ) -> Option<FrameIdx> {
     let interlude = shot.before.as_ref()?;
+    // Before the first shot there is no rest to start from: setting up the table
+    // (R2) is not a put-back.
+    state.scene.as_ref()?;
     let mut push = |code: &str, player, frame, evidence: String| {
         violations.push(Violation {
             code: code.to_string(),
@@ -352,16 +355,7 @@ fn check_interlude(
         });
     };
     let placed_ids: BTreeSet<ItemId> = interlude.placed.iter().map(|p| p.item).collect();
-    let mut scene = match &state.scene {
-        Some(s) => s.clone(),
-        None => {
-            let mut s = Scene::from_poses(shot.start.clone());
-            for id in &placed_ids {
-                s.remove(*id);
-            }
-            s
-        }
-    };
+    let mut scene = state.scene.clone().unwrap_or_default();
     for id in &state.off_table {
         scene.remove(*id);
     }

@@ -9,6 +9,7 @@
 
 use super::scene::{Obstacles, Scene};
 use crate::config::Game;
+use crate::geometry::table::distance_to_convex;
 use crate::geometry::{fish_edge_gap, Disc, FishFootprint, PlacedFish, Point, Table, Vector};
 use crate::model::{ItemId, PlayerIdx, Pose};
 use std::f64::consts::TAU;
@@ -232,33 +233,42 @@ fn search_r6a(
         }
     }
     let centroid = footprint.centroid();
-    // Pass 1 wants the fish wholly on the table; pass 2 only that it cannot fall
-    // (its centre of mass and its hole over the table).
-    for wholly in [true, false] {
-        for off in &offsets {
-            let centre = coin + off;
-            for &k in &order {
-                let fish = placed(&outlines[k], centre, hole_r, footprint.reach());
-                let on_table = if wholly {
-                    fish_edge_gap(table, &fish) >= 0.0
-                } else {
-                    let a = TAU * k as f64 / n as f64;
-                    let (s, c) = a.sin_cos();
-                    let g = centre
-                        + Vector::new(
-                            c * centroid.x - s * centroid.y,
-                            s * centroid.x + c * centroid.y,
-                        );
-                    table.contains(g) && table.contains(centre)
-                };
-                if on_table && obstacles.fish_hits(&fish, params.clearance_mm).is_none() {
-                    let theta = TAU * k as f64 / n as f64;
-                    return Some(Pose::fish(centre.x, centre.y, normalise_angle(theta)));
-                }
+    // Every orientation covers the disc of the tag around its hole: if something
+    // touches that disc, no pose at this offset can be legal.
+    let rim = crate::geometry::shapes::boundary_distance(Point::origin(), footprint.outline());
+    // The first pose wholly on the table wins; failing that, the first one that
+    // cannot fall (centre of mass and hole over the table).
+    let mut fallback = None;
+    for off in &offsets {
+        let centre = coin + off;
+        if obstacles.disc_blocked(&Disc::new(centre, rim), params.clearance_mm) {
+            continue;
+        }
+        for &k in &order {
+            let theta = TAU * k as f64 / n as f64;
+            let fish = placed(&outlines[k], centre, hole_r, footprint.reach());
+            let wholly = fish_edge_gap(table, &fish) >= 0.0;
+            if !wholly && fallback.is_some() {
+                continue;
             }
+            let (s, c) = theta.sin_cos();
+            let g = centre
+                + Vector::new(
+                    c * centroid.x - s * centroid.y,
+                    s * centroid.x + c * centroid.y,
+                );
+            let stable = wholly || (table.contains(g) && table.contains(centre));
+            if !stable || obstacles.fish_hits(&fish, params.clearance_mm).is_some() {
+                continue;
+            }
+            let pose = Pose::fish(centre.x, centre.y, normalise_angle(theta));
+            if wholly {
+                return Some(pose);
+            }
+            fallback = Some(pose);
         }
     }
-    None
+    fallback
 }
 
 /// Walks the edge outward from `exit_s`; returns the pose, where it touches the
@@ -278,35 +288,75 @@ fn search_edge(
     let coin_r = game.items.coin.radius;
     let step = params.edge_step_mm.max(0.1);
     let half = table.perimeter() / 2.0;
+    let coin_inset = table.inset(coin_r);
+    let mut last_hit: [Vec<Option<ItemId>>; 2] = [vec![None; n], vec![None; n]];
+    let bounds = outline_bounds(&outlines);
+    let edges = EdgeFrames::new(table);
+    // Per edge: the orientation order and, per orientation, the outline point
+    // deepest toward that edge (its depth and where along the edge it lies).
+    let mut per_edge: Vec<Option<(Vec<usize>, Vec<(f64, f64)>)>> =
+        vec![None; table.corners().len()];
     let steps = (half / step).ceil() as usize;
     for k in 0..=steps {
-        let sides: &[f64] = if k == 0 { &[0.0] } else { &[1.0, -1.0] };
-        for &side in sides {
+        let sides: &[(usize, f64)] = if k == 0 {
+            &[(0, 0.0)]
+        } else {
+            &[(0, 1.0), (1, -1.0)]
+        };
+        for &(dir, side) in sides {
             let s = exit_s + side * step * k as f64;
             let place = table.place_at(s);
-            let base = place.inward.y.atan2(place.inward.x);
-            for i in orientation_order(base, n) {
-                let outline = &outlines[i];
-                // The outline point deepest toward the edge goes to the edge place,
-                // EDGE_TARGET_GAP_MM inside it.
-                let (depth, along) = outline
+            // Every pose tried here puts its outline at this point: if something
+            // lies there, no orientation can be legal.
+            let contact = place.point + place.inward * EDGE_TARGET_GAP_MM;
+            if obstacles.disc_blocked(&Disc::new(contact, 0.0), params.clearance_mm) {
+                continue;
+            }
+            let (order, support) = per_edge[place.edge].get_or_insert_with(|| {
+                let base = place.inward.y.atan2(place.inward.x);
+                let support = outlines
                     .iter()
-                    .map(|v| (place.inward.dot(v), place.tangent.dot(v)))
-                    .fold(
-                        (f64::INFINITY, 0.0),
-                        |acc, x| if x.0 < acc.0 { x } else { acc },
-                    );
+                    .map(|outline| {
+                        outline
+                            .iter()
+                            .map(|v| (place.inward.dot(v), place.tangent.dot(v)))
+                            .fold(
+                                (f64::INFINITY, 0.0),
+                                |acc, x| {
+                                    if x.0 < acc.0 {
+                                        x
+                                    } else {
+                                        acc
+                                    }
+                                },
+                            )
+                    })
+                    .collect();
+                (orientation_order(base, n), support)
+            });
+            for &i in order.iter() {
+                let (depth, along) = support[i];
+                // The deepest outline point goes to the edge place, EDGE_TARGET_GAP_MM in.
                 let centre = place.point + place.inward * (EDGE_TARGET_GAP_MM - depth)
                     - place.tangent * along;
-                let fish = placed(outline, centre, hole_r, footprint.reach());
-                let gap = fish_edge_gap(table, &fish);
+                let gap = edges.margin(&outlines[i], centre, footprint.reach(), EDGE_TOUCH_MM);
                 if !(0.0..=EDGE_TOUCH_MM).contains(&gap) {
                     continue;
                 }
-                if coin_off && !coin_can_follow(table, obstacles, &fish, coin_r) {
+                let fish = placed(&outlines[i], centre, hole_r, footprint.reach());
+                // Walking on, an orientation usually keeps hitting what it hit at the
+                // last place: try that item first.
+                let bbox = (centre + bounds[i].0, centre + bounds[i].1);
+                if let Some(id) = last_hit[dir][i] {
+                    if obstacles.fish_hits_item(&fish, bbox, id, params.clearance_mm) {
+                        continue;
+                    }
+                }
+                if let Some(id) = obstacles.fish_hits_boxed(&fish, bbox, params.clearance_mm) {
+                    last_hit[dir][i] = Some(id);
                     continue;
                 }
-                if obstacles.fish_hits(&fish, params.clearance_mm).is_some() {
+                if coin_off && !coin_can_follow(&coin_inset, obstacles, &fish, coin_r) {
                     continue;
                 }
                 let theta = TAU * i as f64 / n as f64;
@@ -318,10 +368,78 @@ fn search_edge(
     None
 }
 
+/// The bounds (min, max offsets from the hole centre) of each turned outline.
+fn outline_bounds(outlines: &[Vec<Vector>]) -> Vec<(Vector, Vector)> {
+    outlines
+        .iter()
+        .map(|o| {
+            o.iter().fold(
+                (
+                    Vector::new(f64::INFINITY, f64::INFINITY),
+                    Vector::new(f64::NEG_INFINITY, f64::NEG_INFINITY),
+                ),
+                |(lo, hi), v| {
+                    (
+                        Vector::new(lo.x.min(v.x), lo.y.min(v.y)),
+                        Vector::new(hi.x.max(v.x), hi.y.max(v.y)),
+                    )
+                },
+            )
+        })
+        .collect()
+}
+
+/// The table's edges as (start corner, inward unit normal): the margin of a point
+/// inside a convex table is its smallest distance along these normals.
+struct EdgeFrames(Vec<(Point, Vector)>);
+
+impl EdgeFrames {
+    fn new(table: &Table) -> EdgeFrames {
+        EdgeFrames(
+            table
+                .edges()
+                .filter_map(|(a, b)| {
+                    let e = b - a;
+                    let len = e.norm();
+                    (len > 0.0).then(|| (a, Vector::new(-e.y, e.x) / len))
+                })
+                .collect(),
+        )
+    }
+
+    /// The smallest distance of an outline (offsets from `centre`) to the edge:
+    /// negative when it overhangs. Same as `fish_edge_gap` for a convex table.
+    /// Only edges that the outline could come within `upto` of are visited (an
+    /// outline within `reach` of the centre); the answer is exact whenever it is
+    /// below `upto`, and at least `upto` otherwise.
+    fn margin(&self, outline: &[Vector], centre: Point, reach: f64, upto: f64) -> f64 {
+        let mut m = f64::INFINITY;
+        for (a, nrm) in &self.0 {
+            if nrm.dot(&(centre - a)) - reach >= upto {
+                continue;
+            }
+            for v in outline {
+                let d = nrm.dot(&(centre + v - a));
+                if d < m {
+                    m = d;
+                }
+            }
+        }
+        m
+    }
+}
+
 /// R9: with the fish here, its coin could then be put back (R8a "possible"): the
 /// coin fits on the table inside the hole, and nothing else reaches into the hole.
-fn coin_can_follow(table: &Table, obstacles: &Obstacles, fish: &PlacedFish, coin_r: f64) -> bool {
-    table.disc_fits_near(fish.hole.center, fish.hole.radius - coin_r, coin_r)
+fn coin_can_follow(
+    coin_inset: &[Point],
+    obstacles: &Obstacles,
+    fish: &PlacedFish,
+    coin_r: f64,
+) -> bool {
+    // As `Table::disc_fits_near`, with the inset table computed once per search.
+    !coin_inset.is_empty()
+        && distance_to_convex(coin_inset, fish.hole.center) <= fish.hole.radius - coin_r + 1e-9
         && obstacles.in_disc(&fish.hole).is_empty()
 }
 

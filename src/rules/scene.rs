@@ -4,9 +4,10 @@
 //! R6 and R8 share. Uses: model, config, geometry, record.
 
 use crate::config::Game;
+use crate::geometry::shapes::{bounding_box, fish_fish_overlap_boxed};
 use crate::geometry::{
     disc_disc_overlap, fish_disc_overlap, fish_fish_overlap, Disc, FishFootprint, ItemIndex,
-    PlacedFish, Point,
+    PlacedFish, Point, Vector,
 };
 use crate::model::{ItemId, Pose};
 use crate::record::{Shot, Stacking};
@@ -81,6 +82,9 @@ impl Scene {
 /// "what could this pose touch" queries.
 pub struct Obstacles {
     shapes: Vec<(ItemId, Shape)>,
+    /// Axis-aligned bounds of each shape: (min, max).
+    boxes: Vec<(Point, Point)>,
+    slot: BTreeMap<ItemId, usize>,
     index: ItemIndex,
     /// The largest reach of any shape: the query radius is own reach + this.
     max_reach: f64,
@@ -105,8 +109,24 @@ impl Obstacles {
         let centres: Vec<(ItemId, Point)> =
             shapes.iter().map(|(id, s)| (*id, centre_of(s))).collect();
         let max_reach = shapes.iter().map(|(_, s)| s.reach()).fold(0.0, f64::max);
+        let boxes = shapes
+            .iter()
+            .map(|(_, s)| match s {
+                Shape::Fish(f) => bounding_box(&f.outline),
+                Shape::Coin(d) => (
+                    d.center - Vector::new(d.radius, d.radius),
+                    d.center + Vector::new(d.radius, d.radius),
+                ),
+            })
+            .collect();
         Obstacles {
             index: ItemIndex::build(&centres),
+            boxes,
+            slot: shapes
+                .iter()
+                .enumerate()
+                .map(|(k, (id, _))| (*id, k))
+                .collect(),
             shapes,
             max_reach,
         }
@@ -117,7 +137,7 @@ impl Obstacles {
     }
 
     fn shape(&self, id: ItemId) -> Option<&Shape> {
-        self.shapes.iter().find(|(i, _)| *i == id).map(|(_, s)| s)
+        self.slot.get(&id).map(|&k| &self.shapes[k].1)
     }
 
     /// The items whose footprints could come within `clearance` of a shape centred
@@ -142,6 +162,70 @@ impl Obstacles {
                 Shape::Coin(d) => fish_disc_overlap(fish, d, clearance),
             })
             .map(|(id, _)| id)
+    }
+
+    /// [`Obstacles::fish_hits`] for a fish whose bounds (min, max) are known: items
+    /// whose bounds stay `clearance` clear of them are skipped without the exact test.
+    pub fn fish_hits_boxed(
+        &self,
+        fish: &PlacedFish,
+        bounds: (Point, Point),
+        clearance: f64,
+    ) -> Option<ItemId> {
+        let (lo, hi) = bounds;
+        self.index
+            .within(fish.hole.center, fish.reach + self.max_reach + clearance)
+            .into_iter()
+            .find(|id| {
+                let Some(&k) = self.slot.get(id) else {
+                    return false;
+                };
+                let (blo, bhi) = self.boxes[k];
+                if blo.x - hi.x >= clearance
+                    || lo.x - bhi.x >= clearance
+                    || blo.y - hi.y >= clearance
+                    || lo.y - bhi.y >= clearance
+                {
+                    return false;
+                }
+                match &self.shapes[k].1 {
+                    Shape::Fish(other) => {
+                        fish_fish_overlap_boxed(fish, bounds, other, self.boxes[k], clearance)
+                    }
+                    Shape::Coin(d) => fish_disc_overlap(fish, d, clearance),
+                }
+            })
+    }
+
+    /// Whether a placed fish comes within `clearance` of one given item.
+    /// `bounds` are the fish's (min, max).
+    pub fn fish_hits_item(
+        &self,
+        fish: &PlacedFish,
+        bounds: (Point, Point),
+        id: ItemId,
+        clearance: f64,
+    ) -> bool {
+        let Some(&k) = self.slot.get(&id) else {
+            return false;
+        };
+        match &self.shapes[k].1 {
+            Shape::Fish(other) => {
+                fish_fish_overlap_boxed(fish, bounds, other, self.boxes[k], clearance)
+            }
+            Shape::Coin(d) => fish_disc_overlap(fish, d, clearance),
+        }
+    }
+
+    /// Whether any item comes within `clearance` of a disc (a point when the radius
+    /// is 0): a cheap necessary test before trying whole fish poses.
+    pub fn disc_blocked(&self, disc: &Disc, clearance: f64) -> bool {
+        self.near(disc.center, disc.radius, clearance)
+            .into_iter()
+            .any(|(_, s)| match s {
+                Shape::Fish(f) => fish_disc_overlap(f, disc, clearance),
+                Shape::Coin(c) => disc_disc_overlap(c, disc, clearance),
+            })
     }
 
     /// The first item a fish overlaps by more than `tolerance` (mm of penetration):
