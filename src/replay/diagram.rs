@@ -312,14 +312,13 @@ pub fn draw_shot_diagram(scene: &Scene, pos: usize, style: DiagramStyle) -> RgbI
                     .iter()
                     .map(|p| map.px_from_table(*p))
                     .collect();
-                draw::stroke_dashed(&mut img, &poly, 2.0, 6.0, 4.0, c, 1.0, true);
+                draw::stroke_dashed(&mut img, &poly, 2.0, (6.0, 4.0), c, 1.0, true);
                 let hole = map.px_from_table(placed.hole.center);
                 draw::stroke_dashed(
                     &mut img,
                     &circle(hole, placed.hole.radius * s),
                     1.0,
-                    4.0,
-                    3.0,
+                    (4.0, 3.0),
                     c,
                     1.0,
                     true,
@@ -374,7 +373,7 @@ pub fn draw_shot_diagram(scene: &Scene, pos: usize, style: DiagramStyle) -> RgbI
             (e.0 - ux * 30.0, e.1 - uy * 30.0)
         };
         let tip = (e.0 + ux * 30.0, e.1 + uy * 30.0);
-        draw::stroke_dashed(&mut img, &[tail, e], 2.0, 5.0, 4.0, LOST_RGB, 1.0, false);
+        draw::stroke_dashed(&mut img, &[tail, e], 2.0, (5.0, 4.0), LOST_RGB, 1.0, false);
         draw::arrow(&mut img, e, tip, 3.0, 10.0, LOST_RGB);
         draw::cross(&mut img, e, 7.0, 3.0, LOST_RGB);
         label(

@@ -123,13 +123,12 @@ fn segments(pts: &[Px], closed: bool) -> Vec<(Px, Px)> {
     segs
 }
 
-/// Strokes a dashed polyline: `dash` px drawn, `gap` px skipped, along its length.
+/// Strokes a dashed polyline: `(dash, gap)`: `dash` px drawn, `gap` px skipped, along its length.
 pub fn stroke_dashed(
     img: &mut RgbImage,
     pts: &[Px],
     width: f64,
-    dash: f64,
-    gap: f64,
+    (dash, gap): (f64, f64),
     c: Color,
     alpha: f64,
     closed: bool,
@@ -262,8 +261,7 @@ mod tests {
             &mut img,
             &[(0.0, 30.0), (50.0, 30.0)],
             2.0,
-            5.0,
-            5.0,
+            (5.0, 5.0),
             [255, 0, 0],
             1.0,
             false,

@@ -162,12 +162,15 @@ fn mix(a: [u8; 3], b: [u8; 3], t: f64) -> [u8; 3] {
     crate::replay::draw::mix(a, b, t)
 }
 
+/// One item's track rows as (frame, sub-pixel point).
+type PixelTrack = Vec<(FrameIdx, CvPoint)>;
+
 /// Draws the record's view of each frame on top of it.
 pub struct Annotator<'a> {
     scene: &'a Scene,
     calib: &'a TableCalibration,
     /// Per shot, per tracked item: (frame, sub-pixel point) of every track row.
-    tracks_px: Vec<Vec<(ItemId, Vec<(FrameIdx, CvPoint)>)>>,
+    tracks_px: Vec<Vec<(ItemId, PixelTrack)>>,
     coin_radius_mm: f64,
 }
 
