@@ -127,6 +127,14 @@ mod imp {
     use serde::Serialize;
     use std::path::{Path, PathBuf};
 
+    /// `writeln!` into the summary buffer (writing to a String cannot fail).
+    macro_rules! say {
+        ($o:expr, $($t:tt)*) => {{
+            use std::fmt::Write as _;
+            let _ = writeln!($o, $($t)*);
+        }};
+    }
+
     /// camera.json as written: the DESIGN.md keys plus what helps judge the calibration.
     #[derive(Serialize)]
     struct CameraOut<'a> {
@@ -143,6 +151,7 @@ mod imp {
     }
 
     pub fn camera(a: CameraArgs) -> anyhow::Result<()> {
+        let mut o = String::new();
         let board = Chessboard::parse(&a.board, a.square)?;
         let window = SubpixWindow::parse(&a.subpix_window).with_context(|| {
             format!(
@@ -184,15 +193,21 @@ mod imp {
         let text = serde_json::to_string_pretty(&out).context("serialising camera.json")?;
         write_file(&a.output, &(text.clone() + "\n"))?;
         if a.json {
-            println!("{text}");
-            return Ok(());
+            say!(o, "{text}");
+            return emit(&o);
         }
         let [w, h] = cam.image_size;
-        println!(
+        say!(
+            o,
             "camera {w}x{h}: {} views used of {} read (board {}x{}, {} mm squares)",
-            cam.views, search.read, board.cols, board.rows, board.square_mm
+            cam.views,
+            search.read,
+            board.cols,
+            board.rows,
+            board.square_mm
         );
-        println!(
+        say!(
+            o,
             "  RMS reprojection error {:.4} px; fx {:.3} fy {:.3} cx {:.3} cy {:.3}",
             cam.rms_px,
             cam.fx(),
@@ -201,12 +216,18 @@ mod imp {
             cam.cy()
         );
         let d = cam.dist_coeffs;
-        println!(
+        say!(
+            o,
             "  distortion k1 {:.5} k2 {:.5} p1 {:.5} p2 {:.5} k3 {:.5}",
-            d[0], d[1], d[2], d[3], d[4]
+            d[0],
+            d[1],
+            d[2],
+            d[3],
+            d[4]
         );
         if !search.missed.is_empty() {
-            println!(
+            say!(
+                o,
                 "  no whole board in {} of {}: {}",
                 search.missed.len(),
                 search.read,
@@ -214,7 +235,10 @@ mod imp {
             );
         }
         for (name, err) in &solution.dropped {
-            println!("  dropped {name}: RMS {err:.2} px, far above the other views");
+            say!(
+                o,
+                "  dropped {name}: RMS {err:.2} px, far above the other views"
+            );
         }
         let worst = cam
             .per_view_rms_px
@@ -222,7 +246,7 @@ mod imp {
             .zip(&cam.view_names)
             .max_by(|x, y| x.0.total_cmp(y.0));
         if let Some((err, name)) = worst {
-            println!("  worst view kept: {name} at {err:.3} px");
+            say!(o, "  worst view kept: {name} at {err:.3} px");
         }
         if window == SubpixWindow::Standard {
             let small: Vec<String> = search
@@ -232,32 +256,46 @@ mod imp {
                 .map(|v| v.name.clone())
                 .collect();
             if !small.is_empty() {
-                println!(
+                say!(o,
                     "  note: squares under 24 px in {} (the 23x23 refinement window reaches the next corner; --subpix-window auto avoids that)",
                     shorten(&small)
                 );
             }
         }
-        println!("  corners seen per region of the picture:");
+        say!(o, "  corners seen per region of the picture:");
         let labels = ["top", "middle", "bottom"];
-        println!("  {:>8} {:>6} {:>6} {:>6}", "", "left", "centre", "right");
+        say!(
+            o,
+            "  {:>8} {:>6} {:>6} {:>6}",
+            "",
+            "left",
+            "centre",
+            "right"
+        );
         for (r, row) in solution.coverage.iter().enumerate() {
-            println!(
+            say!(
+                o,
                 "  {:>8} {:>6} {:>6} {:>6}",
-                labels[r], row[0], row[1], row[2]
+                labels[r],
+                row[0],
+                row[1],
+                row[2]
             );
         }
         let sparse = sparse_cells(&solution.coverage);
         if sparse.is_empty() {
-            println!("  coverage is even: the board was seen all over the picture");
+            say!(
+                o,
+                "  coverage is even: the board was seen all over the picture"
+            );
         } else {
-            println!(
+            say!(o,
                 "  advice: few corners near the {}: add views with the board there (distortion is only known where corners were seen)",
                 sparse.join(", ")
             );
         }
-        println!("wrote {}", a.output.display());
-        Ok(())
+        say!(o, "wrote {}", a.output.display());
+        emit(&o)
     }
 
     /// table.json as written: the DESIGN.md keys plus the fit measures.
@@ -274,6 +312,7 @@ mod imp {
     }
 
     pub fn table(a: TableArgs) -> anyhow::Result<()> {
+        let mut o = String::new();
         let (w_mm, h_mm) = parse_size(&a.size)?;
         let corners = a.corners.as_deref().map(parse_corners).transpose()?;
         let camera = CameraIntrinsics::load(&a.camera)?;
@@ -305,10 +344,11 @@ mod imp {
             });
         written.with_context(|| format!("cannot write {}", check_path.display()))?;
         if a.json {
-            println!("{text}");
-            return Ok(());
+            say!(o, "{text}");
+            return emit(&o);
         }
-        println!(
+        say!(
+            o,
             "table {w_mm}x{h_mm} mm, corners {} (0 -> (0,0), 1 -> (W,0), 2 -> (W,H), 3 -> (0,H))",
             if solution.automatic {
                 "found automatically"
@@ -323,28 +363,40 @@ mod imp {
             .zip(&solution.file.corners_mm)
             .enumerate()
         {
-            println!(
+            say!(
+                o,
                 "  corner {k}: pixel ({:.2}, {:.2}) -> ({}, {}) mm",
-                px[0], px[1], mm[0], mm[1]
+                px[0],
+                px[1],
+                mm[0],
+                mm[1]
             );
         }
-        println!(
+        say!(
+            o,
             "  reprojection error {:.3} mm (a rigid camera with these intrinsics vs the corners)",
             solution.file.reprojection_error_mm
         );
         if let Some(e) = solution.edge_rms_mm {
-            println!("  edges fit straight lines to {e:.3} mm RMS");
+            say!(o, "  edges fit straight lines to {e:.3} mm RMS");
         }
         let given = w_mm / h_mm;
-        println!(
+        say!(
+            o,
             "  aspect W/H seen by the camera {:.4} (given {:.4})",
-            solution.measured_aspect, given
+            solution.measured_aspect,
+            given
         );
         if (solution.measured_aspect / given - 1.0).abs() > 0.03 {
-            println!("  warning: the table's shape disagrees with --size {} by over 3%: check the size, the corners and camera.json", a.size);
+            say!(o, "  warning: the table's shape disagrees with --size {} by over 3%: check the size, the corners and camera.json", a.size);
         }
-        println!("wrote {} and {}", a.output.display(), check_path.display());
-        Ok(())
+        say!(
+            o,
+            "wrote {} and {}",
+            a.output.display(),
+            check_path.display()
+        );
+        emit(&o)
     }
 
     /// Parses `"1000x700"` into `(W, H)` mm.
@@ -365,6 +417,16 @@ mod imp {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "table".into());
         output.with_file_name(format!("{stem}_check.png"))
+    }
+
+    /// Prints the summary at once; a closed pipe (`| head`) is an io error that
+    /// `cli::main` treats as success, not a panic as `println!` would.
+    fn emit(text: &str) -> anyhow::Result<()> {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()?;
+        Ok(())
     }
 
     fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
