@@ -85,6 +85,11 @@ impl CameraIntrinsics {
         Point2::new(self.fx() * p.x + self.cx(), self.fy() * p.y + self.cy())
     }
 
+    /// [`CameraIntrinsics::undistort_pixel`] for many pixels.
+    pub fn undistort_pixels(&self, px: &[Point2<f64>]) -> Vec<Point2<f64>> {
+        px.iter().map(|&p| self.undistort_pixel(p)).collect()
+    }
+
     /// Adds the lens distortion to an undistorted pixel.
     pub fn distort_pixel(&self, px: Point2<f64>) -> Point2<f64> {
         let n = Point2::new(
