@@ -417,7 +417,7 @@ impl<'a> Annotator<'a> {
         }
 
         // Lost items: a red cross where each crossed the edge, an arrow outward.
-        for lost in &state.lost {
+        for (nth, lost) in state.lost.iter().enumerate() {
             let exit = lost.exit.point();
             let e = self.px_plain(exit);
             let red = Scalar::new(0.0, 0.0, 255.0, 0.0);
@@ -458,6 +458,8 @@ impl<'a> Annotator<'a> {
             } else {
                 e.y + 14 + size.height
             };
+            // Items lost close together get their labels stacked, not overprinted.
+            let y = y + 18 * nth as i32;
             self.text(img, &label, CvPoint::new(x, y), 0.5, [255, 60, 60])?;
         }
 
