@@ -294,8 +294,7 @@ fn search_edge(
     let edges = EdgeFrames::new(table);
     // Per edge: the orientation order and, per orientation, the outline point
     // deepest toward that edge (its depth and where along the edge it lies).
-    let mut per_edge: Vec<Option<(Vec<usize>, Vec<(f64, f64)>)>> =
-        vec![None; table.corners().len()];
+    let mut per_edge: Vec<Option<EdgeCache>> = vec![None; table.corners().len()];
     let steps = (half / step).ceil() as usize;
     for k in 0..=steps {
         let sides: &[(usize, f64)] = if k == 0 {
@@ -367,6 +366,10 @@ fn search_edge(
     }
     None
 }
+
+/// For one table edge: orientations in the order to try them, and per orientation
+/// the depth toward the edge and the position along it of the deepest outline point.
+type EdgeCache = (Vec<usize>, Vec<(f64, f64)>);
 
 /// The bounds (min, max offsets from the hole centre) of each turned outline.
 fn outline_bounds(outlines: &[Vec<Vector>]) -> Vec<(Vector, Vector)> {
