@@ -45,9 +45,10 @@ const NOISE_PATTERNS: usize = 8;
 
 /// Colours, BGR.
 const SKIN: [f64; 3] = [140.0, 170.0, 220.0];
-const COIN_TOP: [f64; 3] = [70.0, 140.0, 190.0];
-const COIN_RIM: [f64; 3] = [35.0, 80.0, 115.0];
-const COIN_RING: [f64; 3] = [110.0, 185.0, 230.0];
+// Brass kopecks: yellower and brighter than the wood.
+const COIN_TOP: [f64; 3] = [60.0, 175.0, 215.0];
+const COIN_RIM: [f64; 3] = [30.0, 95.0, 130.0];
+const COIN_RING: [f64; 3] = [120.0, 210.0, 240.0];
 
 fn bgr(c: [f64; 3]) -> Scalar {
     Scalar::new(c[0], c[1], c[2], 0.0)
