@@ -327,6 +327,14 @@ pub struct Detector {
     votes: Vec<u16>,
     /// 1 where an occluder (a hand) hides the table, else 0.
     hidden: Vec<f32>,
+    /// Which pixels of `on_table_grid` lie on the table, computed once per grid.
+    on_table: Vec<bool>,
+    on_table_grid: Option<TopGrid>,
+}
+
+/// Squared distance between two chroma points (`hypot` is needlessly slow per pixel).
+fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {
+    (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1])
 }
 
 /// Chromaticity (r, g) / (r + g + b), free of brightness.
@@ -360,6 +368,8 @@ impl Detector {
             grey: Vec::new(),
             votes: Vec::new(),
             hidden: Vec::new(),
+            on_table: Vec::new(),
+            on_table_grid: None,
         }
     }
 
@@ -386,6 +396,15 @@ impl Detector {
             let s = (r + gg + b).max(1.0);
             self.chroma[i] = [r / s, gg / s];
             self.grey[i] = s / 3.0;
+        }
+        if self.on_table_grid != Some(g) {
+            self.on_table = (0..n)
+                .map(|i| {
+                    let p = g.table_from_px((i % g.width) as f64, (i / g.width) as f64);
+                    self.table.signed_distance(p) >= 0.0
+                })
+                .collect();
+            self.on_table_grid = Some(g);
         }
         let table_chroma = self.table_chroma(&g);
         let mut sightings = Sightings {
@@ -441,9 +460,16 @@ impl Detector {
         let n = g.width * g.height;
         self.coverage.resize(n, 0.0);
         let off = self.config.chroma_off_line as f32;
+        // Coverage below 0.2 counts as none, and `along` never exceeds |d| / len:
+        // pixels that close to the table's colour need no more work.
+        let near_table2 = (0.2 * len) * (0.2 * len);
         for i in 0..n {
             let c = self.chroma[i];
             let d = [c[0] as f64 - table[0], c[1] as f64 - table[1]];
+            if d[0] * d[0] + d[1] * d[1] < near_table2 {
+                self.coverage[i] = 0.0;
+                continue;
+            }
             let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
             let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len;
             let mut a = if (across as f32) < off {
@@ -455,8 +481,8 @@ impl Detector {
             if a > 0.3 {
                 for (k, other) in self.players.iter().enumerate() {
                     if k != player {
-                        let dk = (c[0] as f64 - other[0]).hypot(c[1] as f64 - other[1]);
-                        let dp = (c[0] as f64 - target[0]).hypot(c[1] as f64 - target[1]);
+                        let dk = dist2([c[0] as f64, c[1] as f64], *other);
+                        let dp = dist2([c[0] as f64, c[1] as f64], target);
                         if dk < dp {
                             a = 0.0;
                         }
@@ -683,16 +709,21 @@ impl Detector {
         };
         let off = self.config.chroma_off_line;
         for i in 0..n {
+            if !self.on_table[i] {
+                self.coverage[i] = 0.0;
+                continue;
+            }
             let c = self.chroma[i];
-            let dt = (c[0] as f64 - table[0]).hypot(c[1] as f64 - table[1]);
+            let c64 = [c[0] as f64, c[1] as f64];
+            let dt2 = dist2(c64, table);
             let near_player = self
                 .players
                 .iter()
-                .any(|p| (c[0] as f64 - p[0]).hypot(c[1] as f64 - p[1]) < 2.0 * off);
+                .any(|p| dist2(c64, *p) < 4.0 * off * off);
             // Skin and wood can share a hue; brightness tells them apart.
             let ratio = self.grey[i] / grey_median.max(1.0);
             let odd_brightness = !(0.35..=1.4).contains(&ratio);
-            self.coverage[i] = if (dt > 1.5 * off || odd_brightness) && !near_player {
+            self.coverage[i] = if (dt2 > 2.25 * off * off || odd_brightness) && !near_player {
                 1.0
             } else {
                 0.0
@@ -717,14 +748,15 @@ impl Detector {
                 .fold(0.0, f64::max);
             out.push((center, radius + g.mm_per_px));
             // Mark the blob, grown by two pixels, as hidden.
-            for v in b.v0.saturating_sub(2)..(b.v1 + 3).min(g.height) {
-                for u in b.u0.saturating_sub(2)..(b.u1 + 3).min(g.width) {
-                    let near = (v.saturating_sub(2)..(v + 3).min(g.height)).any(|vv| {
-                        (u.saturating_sub(2)..(u + 3).min(g.width))
-                            .any(|uu| self.labels[vv * g.width + uu] == b.label)
-                    });
-                    if near {
-                        self.hidden[v * g.width + u] = 1.0;
+            for v in b.v0..=b.v1 {
+                for u in b.u0..=b.u1 {
+                    if self.labels[v * g.width + u] != b.label {
+                        continue;
+                    }
+                    for vv in v.saturating_sub(2)..(v + 3).min(g.height) {
+                        for uu in u.saturating_sub(2)..(u + 3).min(g.width) {
+                            self.hidden[vv * g.width + uu] = 1.0;
+                        }
                     }
                 }
             }
@@ -851,7 +883,7 @@ impl Detector {
             let mut bins = [false; 36];
             for &(u, v, nx, ny) in edges {
                 let (du, dv) = (u as f64 - cu, v as f64 - cv);
-                let d = du.hypot(dv);
+                let d = (du * du + dv * dv).sqrt();
                 if (d - r_px).abs() > band || d < 1e-6 {
                     continue;
                 }
