@@ -269,7 +269,7 @@ fn normalising_transform(pts: &[Point2<f64>]) -> Option<(Vec<Point2<f64>>, Matri
         .map(|p| ((p.x - cx).powi(2) + (p.y - cy).powi(2)).sqrt())
         .sum::<f64>()
         / n;
-    if !(mean > 1e-12) {
+    if mean.is_nan() || mean <= 1e-12 {
         return None;
     }
     let s = std::f64::consts::SQRT_2 / mean;

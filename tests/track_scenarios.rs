@@ -57,7 +57,11 @@ impl Script {
             fast_mm_s: 1500.0,
             invisible_from: vec![],
             blob_frames: 0,
-            seed: 7,
+            // TRACK_SEED overrides every scenario's noise seed (for sweeps by hand).
+            seed: std::env::var("TRACK_SEED")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(7),
         }
     }
 }
@@ -106,7 +110,12 @@ fn inside(p: Point) -> bool {
 /// Where the segment a→b (a inside) crosses the rectangle's boundary.
 fn crossing(a: Point, b: Point) -> Point {
     let mut t: f64 = 1.0;
-    for (pa, pb, lim) in [(a.x, b.x, 0.0), (a.x, b.x, W), (a.y, b.y, 0.0), (a.y, b.y, H)] {
+    for (pa, pb, lim) in [
+        (a.x, b.x, 0.0),
+        (a.x, b.x, W),
+        (a.y, b.y, 0.0),
+        (a.y, b.y, H),
+    ] {
         if (pb - lim) * (pa - lim) < 0.0 {
             t = t.min((lim - pa) / (pb - pa));
         }
@@ -227,7 +236,10 @@ fn detect(s: &Script, truth: &[TruthFrame]) -> Vec<FrameDetections> {
             let mut d = FrameDetections::empty(f);
             for (a, b, c, r) in &s.hands {
                 if f >= *a && f < *b {
-                    d.occluders.push(Occluder::Disc { center: *c, radius: *r });
+                    d.occluders.push(Occluder::Disc {
+                        center: *c,
+                        radius: *r,
+                    });
                 }
             }
             let hidden_by_hand = |p: Point| d.occluders.iter().any(|o| o.covers(p, 0.0));
@@ -240,13 +252,19 @@ fn detect(s: &Script, truth: &[TruthFrame]) -> Vec<FrameDetections> {
             for b in tf.bodies.iter().filter(|b| b.present) {
                 let speed = b.vel.norm();
                 let miss = rng.random::<f64>() < s.p_miss
-                    || s.invisible_from.iter().any(|(id, from)| *id == b.id && f >= *from);
+                    || s.invisible_from
+                        .iter()
+                        .any(|(id, from)| *id == b.id && f >= *from);
                 if !b.on_table {
                     if b.fell_at.is_some_and(|ff| f < ff + s.blob_frames) {
                         d.off_table.push(OffTableBlob {
                             pt_in_table: com(b),
                             radius_mm: if b.id.is_fish() { 25.0 } else { COIN_R },
-                            kind: Some(if b.id.is_fish() { BlobKind::Fish } else { BlobKind::Coin }),
+                            kind: Some(if b.id.is_fish() {
+                                BlobKind::Fish
+                            } else {
+                                BlobKind::Coin
+                            }),
                             player_scores: vec![],
                         });
                     }
@@ -259,7 +277,13 @@ fn detect(s: &Script, truth: &[TruthFrame]) -> Vec<FrameDetections> {
                         continue;
                     }
                     let scores = (0..s.players)
-                        .map(|k| if k == b.id.owner { 0.85 + 0.1 * rng.random::<f64>() } else { 0.05 + 0.15 * rng.random::<f64>() })
+                        .map(|k| {
+                            if k == b.id.owner {
+                                0.85 + 0.1 * rng.random::<f64>()
+                            } else {
+                                0.05 + 0.15 * rng.random::<f64>()
+                            }
+                        })
                         .collect();
                     d.fish.push(FishDetection {
                         pt_in_table: p,
@@ -270,7 +294,8 @@ fn detect(s: &Script, truth: &[TruthFrame]) -> Vec<FrameDetections> {
                     });
                 } else {
                     let under = fish_now.iter().any(|pf| {
-                        pf.outline_contains(b.pos) && (b.pos - pf.hole.center).norm() > pf.hole.radius - COIN_R + 1.0
+                        pf.outline_contains(b.pos)
+                            && (b.pos - pf.hole.center).norm() > pf.hole.radius - COIN_R + 1.0
                     });
                     if hidden_by_hand(b.pos) || under || miss {
                         continue;
@@ -287,7 +312,10 @@ fn detect(s: &Script, truth: &[TruthFrame]) -> Vec<FrameDetections> {
                             continue;
                         }
                         let half = b.vel * (0.25 / FPS);
-                        det.streak = Some(Streak { from: p - half, to: p + half });
+                        det.streak = Some(Streak {
+                            from: p - half,
+                            to: p + half,
+                        });
                         det.confidence = 0.4;
                     }
                     d.coins.push(det);
@@ -307,7 +335,13 @@ struct Outcome {
 fn run(s: &Script, start: Option<&StartState>) -> Outcome {
     let truth = simulate(s);
     let dets = detect(s, &truth);
-    let cfg = TrackerConfig::new(FPS, s.players, Table::rectangle(W, H), &Items::default_set()).unwrap();
+    let cfg = TrackerConfig::new(
+        FPS,
+        s.players,
+        Table::rectangle(W, H),
+        &Items::default_set(),
+    )
+    .unwrap();
     let mut cutter = ShotCutter::new(ShotConfig::from_tracker(&cfg));
     let mut tracker = match start {
         Some(st) => Tracker::with_start(cfg, st),
@@ -317,11 +351,45 @@ fn run(s: &Script, start: Option<&StartState>) -> Outcome {
     let mut shots = Vec::new();
     for d in &dets {
         let tf = tracker.update(d.frame, d);
+        if std::env::var_os("TRACK_DUMP").is_some() {
+            let dets: Vec<String> = d
+                .fish
+                .iter()
+                .map(|f| format!("F({:.0},{:.0})", f.pt_in_table.x, f.pt_in_table.y))
+                .chain(d.coins.iter().map(|c| {
+                    format!(
+                        "C({:.0},{:.0}){}",
+                        c.pt_in_table.x,
+                        c.pt_in_table.y,
+                        if c.streak.is_some() { "~" } else { "" }
+                    )
+                }))
+                .collect();
+            eprintln!("frame {} dets {}", d.frame, dets.join(" "));
+            for t in &tf.items {
+                let item = t.item.map(|i| i.to_string()).unwrap_or("?".into());
+                eprintln!(
+                    "   {:?} {item} {:?} ({:.1},{:.1}) v=({:.0},{:.0}) seen={} hid={:?}",
+                    t.track.0,
+                    t.state,
+                    t.pose.x,
+                    t.pose.y,
+                    t.velocity_mm_s.x,
+                    t.velocity_mm_s.y,
+                    t.seen,
+                    t.hidden_by
+                );
+            }
+        }
         frames.push(tf.clone());
         shots.extend(cutter.push(tf));
     }
     shots.extend(cutter.finish());
-    Outcome { truth, frames, shots }
+    Outcome {
+        truth,
+        frames,
+        shots,
+    }
 }
 
 /// Frames where an identified, seen track sits on another item's true position.
@@ -338,7 +406,10 @@ fn identity_errors(o: &Outcome) -> Vec<String> {
                 .min_by(|a, b| a.1.total_cmp(&b.1));
             if let Some((nid, d)) = nearest {
                 if nid != id && d < 12.0 {
-                    errs.push(format!("frame {}: track {:?} says {id} but sits on {nid}", tf.frame, t.track));
+                    errs.push(format!(
+                        "frame {}: track {:?} says {id} but sits on {nid}",
+                        tf.frame, t.track
+                    ));
                 }
             }
         }
@@ -352,7 +423,9 @@ fn true_flick(truth: &[TruthFrame], after: FrameIdx) -> FrameIdx {
     (after as usize..truth.len())
         .find(|&f| {
             truth[f].bodies.iter().any(|b| {
-                base.get(b.id).is_some_and(|b0| b0.on_table && (!b.on_table || (b.pos - b0.pos).norm() > 0.01))
+                base.get(b.id).is_some_and(|b0| {
+                    b0.on_table && (!b.on_table || (b.pos - b0.pos).norm() > 0.01)
+                })
             })
         })
         .unwrap() as FrameIdx
@@ -361,7 +434,12 @@ fn true_flick(truth: &[TruthFrame], after: FrameIdx) -> FrameIdx {
 /// The first frame after `from` at which every body on the table is at rest.
 fn true_rest(truth: &[TruthFrame], from: FrameIdx) -> FrameIdx {
     (from as usize..truth.len())
-        .find(|&f| truth[f].bodies.iter().all(|b| !b.on_table || b.vel.norm() == 0.0))
+        .find(|&f| {
+            truth[f]
+                .bodies
+                .iter()
+                .all(|b| !b.on_table || b.vel.norm() == 0.0)
+        })
         .unwrap() as FrameIdx
 }
 
@@ -384,33 +462,68 @@ fn twin_coins_swap_in_a_collision_and_the_struck_one_flies_off_the_edge() {
     let items = vec![
         (fish(0), Pose::fish(200.0, 350.0, 0.0)),
         (fish(1), Pose::fish(800.0, 600.0, std::f64::consts::PI)),
-        (coin(0), Pose::coin(500.0, 350.0)),
-        (coin(1), Pose::coin(530.0, 350.0)),
+        (coin(0), Pose::coin(348.5, 350.0)),
+        (coin(1), Pose::coin(378.5, 350.0)),
     ];
     let mut s = Script::new(2, 120, items.clone());
-    s.kicks = vec![(20, fish(0), Vector::new(900.0, 0.0)), (23, coin(0), Vector::new(1500.0, 0.0))];
+    // fish:0 slides into coin:0 and stops dead, giving it its momentum (scripted: the
+    // test's physics has no fish–coin contacts); coin:0 then hits coin:1 head-on.
+    s.kicks = vec![
+        (20, fish(0), Vector::new(900.0, 0.0)),
+        (23, fish(0), Vector::zeros()),
+        (23, coin(0), Vector::new(1700.0, 0.0)),
+    ];
     s.blob_frames = 1;
     let o = run(&s, Some(&start_state(&items)));
     let errs = identity_errors(&o);
     assert!(errs.is_empty(), "identity switches:\n{}", errs.join("\n"));
-    assert_eq!(o.shots.len(), 1, "one shot, got {:?}", o.shots.iter().map(|s| (s.flick_frame, s.rest_frame)).collect::<Vec<_>>());
+    assert_eq!(
+        o.shots.len(),
+        1,
+        "one shot, got {:?}",
+        o.shots
+            .iter()
+            .map(|s| (s.flick_frame, s.rest_frame))
+            .collect::<Vec<_>>()
+    );
     let shot = &o.shots[0];
     let flick = true_flick(&o.truth, 0);
-    assert!(shot.flick_frame.abs_diff(flick) <= 1, "flick {} vs true {flick}", shot.flick_frame);
+    assert!(
+        shot.flick_frame.abs_diff(flick) <= 1,
+        "flick {} vs true {flick}",
+        shot.flick_frame
+    );
     assert_eq!(shot.first_moved, Some(fish(0)));
     // coin:0 stopped at the contact; coin:1 took its velocity and left at x = 1000.
     let last = o.truth.last().unwrap();
     let (exit_frame, exit) = last.get(coin(1)).unwrap().exit.expect("coin:1 fell");
-    assert_eq!(shot.lost.len(), 1, "lost: {:?}\nnotes: {:?}", shot.lost, shot.notes);
+    assert_eq!(
+        shot.lost.len(),
+        1,
+        "lost: {:?}\nnotes: {:?}",
+        shot.lost,
+        shot.notes
+    );
     let l = &shot.lost[0];
     assert_eq!(l.item, coin(1));
     let err = (l.exit.point() - exit).norm();
     assert!(err < 10.0, "exit {:?} vs true {exit} ({err:.1} mm)", l.exit);
-    assert!(l.frame.abs_diff(exit_frame) <= 2, "exit frame {} vs {exit_frame}", l.frame);
+    assert!(
+        l.frame.abs_diff(exit_frame) <= 2,
+        "exit frame {} vs {exit_frame}",
+        l.frame
+    );
     let c0 = shot.end[&coin(0)].point();
-    assert!((c0 - last.get(coin(0)).unwrap().pos).norm() < 3.0, "coin:0 rests at {c0}");
+    assert!(
+        (c0 - last.get(coin(0)).unwrap().pos).norm() < 3.0,
+        "coin:0 rests at {c0}"
+    );
     let rest = true_rest(&o.truth, flick);
-    assert!(shot.rest_frame + 2 >= rest && shot.rest_frame <= rest + 4, "rest {} vs true {rest}", shot.rest_frame);
+    assert!(
+        shot.rest_frame + 2 >= rest && shot.rest_frame <= rest + 4,
+        "rest {} vs true {rest}",
+        shot.rest_frame
+    );
     assert!(shot.tracks[&coin(1)].len() >= 3);
 }
 
@@ -426,7 +539,10 @@ fn a_hand_over_the_movers_fish_for_ten_frames_keeps_its_track_and_the_flick() {
     let mut s = Script::new(2, 110, items);
     s.hands = vec![(25, 35, Point::new(300.0, 200.0), 70.0)];
     s.kicks = vec![(29, fish(0), Vector::new(1000.0, 0.0))];
-    s.seed = 11;
+    s.seed = std::env::var("TRACK_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(11);
     let o = run(&s, None);
     let errs = identity_errors(&o);
     assert!(errs.is_empty(), "identity switches:\n{}", errs.join("\n"));
@@ -434,22 +550,38 @@ fn a_hand_over_the_movers_fish_for_ten_frames_keeps_its_track_and_the_flick() {
     let ids: std::collections::BTreeSet<_> = o
         .frames
         .iter()
-        .flat_map(|f| f.items.iter().filter(|t| t.item == Some(fish(0))).map(|t| t.track))
+        .flat_map(|f| {
+            f.items
+                .iter()
+                .filter(|t| t.item == Some(fish(0)))
+                .map(|t| t.track)
+        })
         .collect();
     assert_eq!(ids.len(), 1, "fish:0 tracks {ids:?}");
     assert_eq!(o.shots.len(), 1);
     let shot = &o.shots[0];
     let flick = true_flick(&o.truth, 0);
-    assert!(shot.flick_frame.abs_diff(flick) <= 1, "flick {} vs true {flick}", shot.flick_frame);
+    assert!(
+        shot.flick_frame.abs_diff(flick) <= 1,
+        "flick {} vs true {flick}",
+        shot.flick_frame
+    );
     assert_eq!(shot.first_moved, Some(fish(0)));
     assert_eq!(shot.player, 0);
     assert!(shot.lost.is_empty(), "{:?}", shot.lost);
     assert_eq!(shot.start.len(), 4, "start {:?}", shot.start);
     assert_eq!(shot.coins_in_holes.get(&coin(1)), Some(&fish(1)));
-    assert_eq!(shot.coins_in_holes.get(&coin(0)), None, "the fish slid away from coin:0");
+    assert_eq!(
+        shot.coins_in_holes.get(&coin(0)),
+        None,
+        "the fish slid away from coin:0"
+    );
     let f0 = shot.end[&fish(0)].point();
     let truth_f0 = o.truth.last().unwrap().get(fish(0)).unwrap().pos;
-    assert!((f0 - truth_f0).norm() < 2.0, "fish:0 rests at {f0} vs {truth_f0}");
+    assert!(
+        (f0 - truth_f0).norm() < 2.0,
+        "fish:0 rests at {f0} vs {truth_f0}"
+    );
 }
 
 #[test]
@@ -465,16 +597,27 @@ fn a_fish_that_comes_to_rest_on_a_coin_hides_it_and_it_is_stacked_not_lost() {
     assert!(identity_errors(&o).is_empty());
     assert_eq!(o.shots.len(), 1);
     let shot = &o.shots[0];
-    assert!(shot.lost.is_empty(), "lost {:?} notes {:?}", shot.lost, shot.notes);
     assert!(
-        shot.stacking.iter().any(|st| st.top == fish(0) && st.under == coin(1)),
+        shot.lost.is_empty(),
+        "lost {:?} notes {:?}",
+        shot.lost,
+        shot.notes
+    );
+    assert!(
+        shot.stacking
+            .iter()
+            .any(|st| st.top == fish(0) && st.under == coin(1)),
         "stacking {:?} notes {:?}",
         shot.stacking,
         shot.notes
     );
     assert!(shot.end.contains_key(&coin(1)));
     assert!(shot.doubt.contains(&coin(1)));
-    assert!(shot.notes.iter().any(|n| n.contains("coin:1")), "{:?}", shot.notes);
+    assert!(
+        shot.notes.iter().any(|n| n.contains("coin:1")),
+        "{:?}",
+        shot.notes
+    );
 }
 
 #[test]
@@ -502,7 +645,9 @@ fn an_unseen_fast_coin_is_judged_from_its_path_under_a_fish_or_off_the_table() {
     assert_eq!(o.shots.len(), 1);
     let shot = &o.shots[0];
     assert!(
-        shot.stacking.iter().any(|st| st.top == fish(1) && st.under == coin(0)),
+        shot.stacking
+            .iter()
+            .any(|st| st.top == fish(1) && st.under == coin(0)),
         "stacking {:?} notes {:?}",
         shot.stacking,
         shot.notes
@@ -513,9 +658,20 @@ fn an_unseen_fast_coin_is_judged_from_its_path_under_a_fish_or_off_the_table() {
         .iter()
         .find(|l| l.item == coin(1))
         .unwrap_or_else(|| panic!("coin:1 not lost: {:?}", shot.notes));
-    assert!((l.exit.point() - exit).norm() < 10.0, "exit {:?} vs {exit}", l.exit);
+    // Never seen near the edge: extrapolated 330 mm from three sightings with 2 mm
+    // noise (about 5 mm standard error), so a wider bound than for seen exits.
+    assert!(
+        (l.exit.point() - exit).norm() < 20.0,
+        "exit {:?} vs {exit}; notes {:?}",
+        l.exit,
+        shot.notes
+    );
     assert!(!shot.lost.iter().any(|l| l.item == coin(0)));
-    assert!(shot.notes.iter().filter(|n| n.contains("vanished")).count() >= 2, "{:?}", shot.notes);
+    assert!(
+        shot.notes.iter().filter(|n| n.contains("vanished")).count() >= 2,
+        "{:?}",
+        shot.notes
+    );
 }
 
 #[test]
@@ -528,30 +684,86 @@ fn put_backs_between_shots_revive_the_old_identities() {
     ];
     let mut s = Script::new(2, 200, items);
     // Shot 1: fish:0 is flicked off the left edge, coin:1 off the top edge.
-    s.kicks = vec![(20, fish(0), Vector::new(-900.0, 0.0)), (21, coin(1), Vector::new(0.0, 900.0))];
+    s.kicks = vec![
+        (20, fish(0), Vector::new(-900.0, 0.0)),
+        (21, coin(1), Vector::new(0.0, 900.0)),
+    ];
     s.blob_frames = 2;
     // Interlude: both put back — the fish over its coin, the coin into fish:1's hole.
-    s.placements = vec![(95, fish(0), Pose::fish(60.0, 350.0, 0.3)), (105, coin(1), Pose::coin(700.0, 500.0))];
+    s.placements = vec![
+        (95, fish(0), Pose::fish(60.0, 350.0, 0.3)),
+        (105, coin(1), Pose::coin(700.0, 500.0)),
+    ];
     // Shot 2: fish:1 moves.
     s.kicks.push((150, fish(1), Vector::new(-500.0, 0.0)));
-    s.seed = 3;
+    s.seed = std::env::var("TRACK_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
     let o = run(&s, None);
     let errs = identity_errors(&o);
     assert!(errs.is_empty(), "identity switches:\n{}", errs.join("\n"));
-    assert_eq!(o.shots.len(), 2, "{:?}", o.shots.iter().map(|s| (s.flick_frame, s.rest_frame)).collect::<Vec<_>>());
+    assert_eq!(
+        o.shots.len(),
+        2,
+        "{:?}",
+        o.shots
+            .iter()
+            .map(|s| (s.flick_frame, s.rest_frame))
+            .collect::<Vec<_>>()
+    );
     let lost: Vec<ItemId> = o.shots[0].lost.iter().map(|l| l.item).collect();
-    assert!(lost.contains(&fish(0)) && lost.contains(&coin(1)), "lost {lost:?}");
-    let fish_exit = o.shots[0].lost.iter().find(|l| l.item == fish(0)).unwrap().exit.point();
-    let true_exit = o.truth[90].bodies.iter().find(|b| b.id == fish(0)).unwrap().exit.unwrap().1;
-    assert!((fish_exit - true_exit).norm() < 10.0, "fish exit {fish_exit} vs {true_exit}");
+    assert!(
+        lost.contains(&fish(0)) && lost.contains(&coin(1)),
+        "lost {lost:?}"
+    );
+    let fish_exit = o.shots[0]
+        .lost
+        .iter()
+        .find(|l| l.item == fish(0))
+        .unwrap()
+        .exit
+        .point();
+    let true_exit = o.truth[90]
+        .bodies
+        .iter()
+        .find(|b| b.id == fish(0))
+        .unwrap()
+        .exit
+        .unwrap()
+        .1;
+    assert!(
+        (fish_exit - true_exit).norm() < 10.0,
+        "fish exit {fish_exit} vs {true_exit}"
+    );
     let second = &o.shots[1];
     assert_eq!(second.first_moved, Some(fish(1)));
     let before = second.before.as_ref().expect("interlude");
     let placed: Vec<(ItemId, FrameIdx)> = before.placed.iter().map(|p| (p.item, p.frame)).collect();
-    assert!(placed.iter().any(|&(i, f)| i == fish(0) && f.abs_diff(95) <= 3), "placed {placed:?}");
-    assert!(placed.iter().any(|&(i, f)| i == coin(1) && f.abs_diff(105) <= 3), "placed {placed:?}");
-    assert!(before.disturbed.is_empty(), "disturbed {:?}", before.disturbed);
-    assert_eq!(second.start.get(&coin(1)).map(|p| (p.point() - Point::new(700.0, 500.0)).norm() < 2.0), Some(true));
+    assert!(
+        placed
+            .iter()
+            .any(|&(i, f)| i == fish(0) && f.abs_diff(95) <= 3),
+        "placed {placed:?}"
+    );
+    assert!(
+        placed
+            .iter()
+            .any(|&(i, f)| i == coin(1) && f.abs_diff(105) <= 3),
+        "placed {placed:?}"
+    );
+    assert!(
+        before.disturbed.is_empty(),
+        "disturbed {:?}",
+        before.disturbed
+    );
+    assert_eq!(
+        second
+            .start
+            .get(&coin(1))
+            .map(|p| (p.point() - Point::new(700.0, 500.0)).norm() < 2.0),
+        Some(true)
+    );
     // After the put-backs both coins sit in their owners' holes at the second rest
     // (fish:1 moved away from coin:1, so only coin:0 stays).
     assert_eq!(second.coins_in_holes.get(&coin(0)), Some(&fish(0)));

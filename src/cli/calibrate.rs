@@ -1,15 +1,383 @@
-//! `fishtrack calibrate camera|table`: not built yet.
+//! `fishtrack calibrate camera|table`: turns the arguments into calls on
+//! `vision::calibrate` and prints what a person calibrating wants to know (which views
+//! were used or dropped, where the board was never seen, how well the table fits).
+//! Uses: calibration, vision (capture, calibrate), cli helpers.
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
 
 #[derive(Debug, Subcommand)]
 pub enum CalibrateCommand {
-    /// Camera intrinsics from chessboard views.
-    Camera,
-    /// The table plane from a frame of the empty table.
-    Table,
+    /// Camera intrinsics from chessboard views (writes camera.json).
+    ///
+    /// Shows a printed chessboard to the camera from many angles, all over the picture.
+    /// From a folder or glob every image is a view; from a video, sharp frames with
+    /// varied board positions are picked. Views without the whole board, or whose
+    /// error is far above the rest, are left out (and named). The result keeps the
+    /// RMS reprojection error and per-view errors, and the command prints how many
+    /// corners were seen in each ninth of the picture, so you know where to add views.
+    Camera(CameraArgs),
+    /// The table plane from a frame of the empty table (writes table.json).
+    ///
+    /// The table top (which must contrast with the floor and cover the picture's
+    /// centre) is found automatically: corner 0 is the corner nearest the picture's
+    /// bottom-left among the two that start a W-long side, the others follow
+    /// counter-clockwise as seen from above. Or give the corners with --corners.
+    /// Also writes a check picture (the undistorted frame with the outline and a grid).
+    Table(TableArgs),
 }
 
-pub fn run(_cmd: CalibrateCommand) -> anyhow::Result<()> {
-    anyhow::bail!("`fishtrack calibrate` is not available in this build yet")
+#[derive(Debug, Args)]
+pub struct CameraArgs {
+    /// Board views: a folder of images, a glob like "shots/*.png" (quote it), or a video.
+    #[arg(long, value_name = "DIR|GLOB|VIDEO")]
+    pub images: String,
+    /// Inner corners of the chessboard, per row x per column (a board of 10x7 squares is 9x6).
+    #[arg(long, default_value = "9x6")]
+    pub board: String,
+    /// Side of one chessboard square, in mm.
+    #[arg(long, default_value_t = 25.0, value_name = "MM")]
+    pub square: f64,
+    /// Where to write camera.json.
+    #[arg(short, long, default_value = "camera.json")]
+    pub output: PathBuf,
+    /// From a video: the most views to use (sharpest of each board position).
+    #[arg(long, default_value_t = 40)]
+    pub max_views: usize,
+    /// Drop every view whose RMS error is above this (px), instead of the automatic
+    /// rule (over 5x the median view and over 1.5 px).
+    #[arg(long, value_name = "PX")]
+    pub max_view_rms: Option<f64>,
+    /// Corner refinement window (cornerSubPix half-size): `standard` (11, OpenCV's
+    /// usual procedure), `auto` (smaller when the squares are under 24 px), or a number.
+    #[arg(long, default_value = "standard", value_name = "standard|auto|N")]
+    pub subpix_window: String,
+    /// Print the result as JSON on stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TableArgs {
+    /// A frame of the empty table: an image, or a video (see --frame).
+    #[arg(long, value_name = "FRAME|VIDEO")]
+    pub image: String,
+    /// The camera's intrinsics (from `fishtrack calibrate camera`), for the frame's resolution.
+    #[arg(long, value_name = "camera.json")]
+    pub camera: PathBuf,
+    /// The table top's size in mm, W x H: W along the edge from corner 0 to corner 1.
+    #[arg(long, default_value = "1000x700", value_name = "WxH")]
+    pub size: String,
+    /// The table corners in the frame's pixels, "u,v;u,v;u,v;u,v": corner 0 -> (0,0),
+    /// 1 -> (W,0), 2 -> (W,H), 3 -> (0,H), counter-clockwise seen from above.
+    #[arg(long, value_name = "u,v;u,v;u,v;u,v")]
+    pub corners: Option<String>,
+    /// Which video frame to use (counting from 0).
+    #[arg(long, default_value_t = 0)]
+    pub frame: u64,
+    /// Where to write table.json.
+    #[arg(short, long, default_value = "table.json")]
+    pub output: PathBuf,
+    /// The check picture; by default next to the output, `<name>_check.png`.
+    #[arg(long, value_name = "PNG")]
+    pub check: Option<PathBuf>,
+    /// Grid spacing of the check picture, in mm.
+    #[arg(long, default_value_t = 100.0, value_name = "MM")]
+    pub grid: f64,
+    /// Print the result as JSON on stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cmd: CalibrateCommand) -> anyhow::Result<()> {
+    match cmd {
+        CalibrateCommand::Camera(a) => imp::camera(a),
+        CalibrateCommand::Table(a) => imp::table(a),
+    }
+}
+
+#[cfg(not(feature = "opencv"))]
+mod imp {
+    pub fn camera(_: super::CameraArgs) -> anyhow::Result<()> {
+        anyhow::bail!(
+            "`fishtrack calibrate` needs OpenCV: rebuild with the default `opencv` feature"
+        )
+    }
+    pub fn table(_: super::TableArgs) -> anyhow::Result<()> {
+        anyhow::bail!(
+            "`fishtrack calibrate` needs OpenCV: rebuild with the default `opencv` feature"
+        )
+    }
+}
+
+#[cfg(feature = "opencv")]
+mod imp {
+    use super::{CameraArgs, TableArgs};
+    use crate::calibration::{sparse_cells, CameraIntrinsics, TableCalibration, TableFile};
+    use crate::cli::progress_bar;
+    use crate::vision::calibrate::{
+        collect_views_from_images, collect_views_from_video, draw_table_check, parse_corners,
+        solve_camera, solve_table, Chessboard, OutlierRule, SubpixWindow, STANDARD_SUBPIX_HALF,
+    };
+    use crate::vision::capture::FrameSource;
+    use anyhow::Context;
+    use opencv::core::Vector;
+    use opencv::imgcodecs;
+    use serde::Serialize;
+    use std::path::{Path, PathBuf};
+
+    /// camera.json as written: the DESIGN.md keys plus what helps judge the calibration.
+    #[derive(Serialize)]
+    struct CameraOut<'a> {
+        #[serde(flatten)]
+        camera: &'a CameraIntrinsics,
+        board: [u32; 2],
+        square_mm: f64,
+        /// Views left out for a far-above-the-rest error: `[name, rms_px]`.
+        dropped_views: Vec<(String, f64)>,
+        /// Images (frames) where the whole board was not found.
+        no_board: Vec<String>,
+        /// Corners of the used views in each ninth of the picture, rows top to bottom.
+        coverage: [[usize; 3]; 3],
+    }
+
+    pub fn camera(a: CameraArgs) -> anyhow::Result<()> {
+        let board = Chessboard::parse(&a.board, a.square)?;
+        let window = SubpixWindow::parse(&a.subpix_window).with_context(|| {
+            format!(
+                "--subpix-window must be standard, auto or 1..50, got {:?}",
+                a.subpix_window
+            )
+        })?;
+        let mut source = FrameSource::open(&a.images)?;
+        let bar = progress_bar(source.len().unwrap_or(0), "boards");
+        let mut tick = || bar.inc(1);
+        let search = if source.is_video() {
+            collect_views_from_video(&mut source, &board, a.max_views, window, &mut tick)?
+        } else {
+            collect_views_from_images(&mut source, &board, window, &mut tick)?
+        };
+        bar.finish_and_clear();
+        if search.views.is_empty() {
+            return Err(crate::vision::calibrate::CalibrateError::NoBoard {
+                read: search.read,
+                cols: board.cols,
+                rows: board.rows,
+            }
+            .into());
+        }
+        let rule = OutlierRule {
+            limit_px: a.max_view_rms,
+            ..OutlierRule::default()
+        };
+        let solution = solve_camera(&search.views, search.image_size, &board, rule, search.read)?;
+        let cam = &solution.camera;
+        let out = CameraOut {
+            camera: cam,
+            board: [board.cols, board.rows],
+            square_mm: board.square_mm,
+            dropped_views: solution.dropped.clone(),
+            no_board: search.missed.clone(),
+            coverage: solution.coverage,
+        };
+        let text = serde_json::to_string_pretty(&out).context("serialising camera.json")?;
+        write_file(&a.output, &(text.clone() + "\n"))?;
+        if a.json {
+            println!("{text}");
+            return Ok(());
+        }
+        let [w, h] = cam.image_size;
+        println!(
+            "camera {w}x{h}: {} views used of {} read (board {}x{}, {} mm squares)",
+            cam.views, search.read, board.cols, board.rows, board.square_mm
+        );
+        println!(
+            "  RMS reprojection error {:.4} px; fx {:.3} fy {:.3} cx {:.3} cy {:.3}",
+            cam.rms_px,
+            cam.fx(),
+            cam.fy(),
+            cam.cx(),
+            cam.cy()
+        );
+        let d = cam.dist_coeffs;
+        println!(
+            "  distortion k1 {:.5} k2 {:.5} p1 {:.5} p2 {:.5} k3 {:.5}",
+            d[0], d[1], d[2], d[3], d[4]
+        );
+        if !search.missed.is_empty() {
+            println!(
+                "  no whole board in {} of {}: {}",
+                search.missed.len(),
+                search.read,
+                shorten(&search.missed)
+            );
+        }
+        for (name, err) in &solution.dropped {
+            println!("  dropped {name}: RMS {err:.2} px, far above the other views");
+        }
+        let worst = cam
+            .per_view_rms_px
+            .iter()
+            .zip(&cam.view_names)
+            .max_by(|x, y| x.0.total_cmp(y.0));
+        if let Some((err, name)) = worst {
+            println!("  worst view kept: {name} at {err:.3} px");
+        }
+        if window == SubpixWindow::Standard {
+            let small: Vec<String> = search
+                .views
+                .iter()
+                .filter(|v| v.square_px < (2 * STANDARD_SUBPIX_HALF + 2) as f64)
+                .map(|v| v.name.clone())
+                .collect();
+            if !small.is_empty() {
+                println!(
+                    "  note: squares under 24 px in {} (the 23x23 refinement window reaches the next corner; --subpix-window auto avoids that)",
+                    shorten(&small)
+                );
+            }
+        }
+        println!("  corners seen per region of the picture:");
+        let labels = ["top", "middle", "bottom"];
+        println!("  {:>8} {:>6} {:>6} {:>6}", "", "left", "centre", "right");
+        for (r, row) in solution.coverage.iter().enumerate() {
+            println!(
+                "  {:>8} {:>6} {:>6} {:>6}",
+                labels[r], row[0], row[1], row[2]
+            );
+        }
+        let sparse = sparse_cells(&solution.coverage);
+        if sparse.is_empty() {
+            println!("  coverage is even: the board was seen all over the picture");
+        } else {
+            println!(
+                "  advice: few corners near the {}: add views with the board there (distortion is only known where corners were seen)",
+                sparse.join(", ")
+            );
+        }
+        println!("wrote {}", a.output.display());
+        Ok(())
+    }
+
+    /// table.json as written: the DESIGN.md keys plus the fit measures.
+    #[derive(Serialize)]
+    struct TableOut<'a> {
+        #[serde(flatten)]
+        file: &'a TableFile,
+        /// RMS distance of the measured edge points from the table's sides (automatic only).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        edge_rms_mm: Option<f64>,
+        /// The table's W/H as the camera sees it.
+        measured_aspect: f64,
+        corners_found_automatically: bool,
+    }
+
+    pub fn table(a: TableArgs) -> anyhow::Result<()> {
+        let (w_mm, h_mm) = parse_size(&a.size)?;
+        let corners = a.corners.as_deref().map(parse_corners).transpose()?;
+        let camera = CameraIntrinsics::load(&a.camera)?;
+        let mut source = FrameSource::open(&a.image)?;
+        let frame = source
+            .frame_at(a.frame)?
+            .with_context(|| format!("{}: there is no frame {}", a.image, a.frame))?;
+        let solution = solve_table(&frame.image, &camera, w_mm, h_mm, corners)?;
+        let origin = a.output.display().to_string();
+        let calibration = TableCalibration::from_file(solution.file.clone(), &origin)?;
+        let out = TableOut {
+            file: &solution.file,
+            edge_rms_mm: solution.edge_rms_mm,
+            measured_aspect: solution.measured_aspect,
+            corners_found_automatically: solution.automatic,
+        };
+        let text = serde_json::to_string_pretty(&out).context("serialising table.json")?;
+        write_file(&a.output, &(text.clone() + "\n"))?;
+        let check_path = a.check.clone().unwrap_or_else(|| check_path_for(&a.output));
+        let picture = draw_table_check(&frame.image, &calibration, a.grid)?;
+        let written = imgcodecs::imwrite(&check_path, &picture, &Vector::new())
+            .map_err(anyhow::Error::from)
+            .and_then(|ok| {
+                if ok {
+                    Ok(())
+                } else {
+                    Err(anyhow::anyhow!("the encoder refused"))
+                }
+            });
+        written.with_context(|| format!("cannot write {}", check_path.display()))?;
+        if a.json {
+            println!("{text}");
+            return Ok(());
+        }
+        println!(
+            "table {w_mm}x{h_mm} mm, corners {} (0 -> (0,0), 1 -> (W,0), 2 -> (W,H), 3 -> (0,H))",
+            if solution.automatic {
+                "found automatically"
+            } else {
+                "as given"
+            }
+        );
+        for (k, (px, mm)) in solution
+            .file
+            .image_corners_px
+            .iter()
+            .zip(&solution.file.corners_mm)
+            .enumerate()
+        {
+            println!(
+                "  corner {k}: pixel ({:.2}, {:.2}) -> ({}, {}) mm",
+                px[0], px[1], mm[0], mm[1]
+            );
+        }
+        println!(
+            "  reprojection error {:.3} mm (a rigid camera with these intrinsics vs the corners)",
+            solution.file.reprojection_error_mm
+        );
+        if let Some(e) = solution.edge_rms_mm {
+            println!("  edges fit straight lines to {e:.3} mm RMS");
+        }
+        let given = w_mm / h_mm;
+        println!(
+            "  aspect W/H seen by the camera {:.4} (given {:.4})",
+            solution.measured_aspect, given
+        );
+        if (solution.measured_aspect / given - 1.0).abs() > 0.03 {
+            println!("  warning: the table's shape disagrees with --size {} by over 3%: check the size, the corners and camera.json", a.size);
+        }
+        println!("wrote {} and {}", a.output.display(), check_path.display());
+        Ok(())
+    }
+
+    /// Parses `"1000x700"` into `(W, H)` mm.
+    fn parse_size(text: &str) -> anyhow::Result<(f64, f64)> {
+        let bad = || anyhow::anyhow!("--size must be like 1000x700 (mm), got {text:?}");
+        let (a, b) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+        let w: f64 = a.trim().parse().map_err(|_| bad())?;
+        let h: f64 = b.trim().parse().map_err(|_| bad())?;
+        if !(w > 0.0 && h > 0.0 && w.is_finite() && h.is_finite()) {
+            return Err(bad());
+        }
+        Ok((w, h))
+    }
+
+    fn check_path_for(output: &Path) -> PathBuf {
+        let stem = output
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "table".into());
+        output.with_file_name(format!("{stem}_check.png"))
+    }
+
+    fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    fn shorten(names: &[String]) -> String {
+        if names.len() <= 8 {
+            return names.join(", ");
+        }
+        format!("{}, … ({} more)", names[..8].join(", "), names.len() - 8)
+    }
 }

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 /// diagrams and the report are still written, and a note says so.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// The record to replay (written by `fishtrack analyse`).
+    /// The record to replay (written by `fishtrack analyse`), or a simulator
+    /// `truth.json` (scored by the rules engine on the way in).
     #[arg(default_value = "samples/demo/record.json")]
     pub record: PathBuf,
     /// The video the record was made from [default: the record's `video.path`,
@@ -30,7 +31,8 @@ pub struct ReplayArgs {
     /// Output folder (created if missing).
     #[arg(short = 'o', long = "out", default_value = "replay")]
     pub out: PathBuf,
-    /// Table calibration, to draw table mm onto the video [default: calibration/table.json].
+    /// Table calibration, to draw table mm onto the video [default: table.json next to
+    /// the record, else calibration/table.json].
     #[arg(long)]
     pub table: Option<PathBuf>,
     /// Match set-up for records that carry none (colours, items) [default: calibration/game.json].
@@ -50,6 +52,30 @@ pub struct ReplayArgs {
     pub no_video: bool,
 }
 
+/// Reads a record, or a simulator `truth.json` turned into one: its shots as the
+/// record would have them, scored by the rules engine (put-backs, verdicts, points).
+fn load_record(path: &Path) -> anyhow::Result<Record> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let is_truth = serde_json::from_str::<serde_json::Value>(&text)
+        .map(|v| v.get("scenario").is_some() && v.get("frames").is_some())
+        .unwrap_or(false);
+    if !is_truth {
+        return Ok(Record::load(path)?);
+    }
+    let truth = crate::sim::truth::Truth::load(path)?;
+    let record = truth.to_record();
+    let corners = truth
+        .table_mm
+        .iter()
+        .map(|&[x, y]| crate::geometry::Point::new(x, y))
+        .collect();
+    let table = crate::geometry::Table::new(corners)
+        .with_context(|| format!("{}: table_mm", path.display()))?;
+    crate::rules::rescore(&truth.game, &table, &record)
+        .with_context(|| format!("{}: scoring the simulated match", path.display()))
+}
+
 /// Where the video is: the flag, else the record's path (next to the record, then as given).
 fn find_video(args: &ReplayArgs, record: &Record) -> Option<PathBuf> {
     if let Some(v) = &args.video {
@@ -59,13 +85,18 @@ fn find_video(args: &ReplayArgs, record: &Record) -> Option<PathBuf> {
         return None;
     }
     let p = PathBuf::from(&record.video.path);
-    if p.is_relative() && !p.exists() {
-        // Next to the record first: a record and its video usually travel together.
-        if let Some(dir) = args.record.parent() {
-            return Some(dir.join(&p));
+    // Next to the record first (a record and its video travel together), then as given.
+    match args.record.parent() {
+        Some(dir) if p.is_relative() => {
+            let beside = dir.join(&p);
+            if beside.exists() || !p.exists() {
+                Some(beside)
+            } else {
+                Some(p)
+            }
         }
+        _ => Some(p),
     }
-    Some(p)
 }
 
 fn default_path(given: &Option<PathBuf>, dir: &str, name: &str) -> (PathBuf, bool) {
@@ -77,9 +108,12 @@ fn default_path(given: &Option<PathBuf>, dir: &str, name: &str) -> (PathBuf, boo
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= 10.0) {
-        bail!("--scale must be between 0 and 10 pixels per mm, got {}", args.scale);
+        bail!(
+            "--scale must be between 0 and 10 pixels per mm, got {}",
+            args.scale
+        );
     }
-    let record = Record::load(&args.record)?;
+    let record = load_record(&args.record)?;
 
     let (game_path, game_given) = default_path(&args.game, "calibration", "game.json");
     let game = if record.game.is_some() {
@@ -89,7 +123,17 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     } else {
         None
     };
-    let (table_path, table_given) = default_path(&args.table, "calibration", "table.json");
+    let (table_path, table_given) = match &args.table {
+        Some(p) => (p.clone(), true),
+        None => {
+            // A table.json next to the record (as `simulate` writes it) is its calibration.
+            let beside = args.record.parent().map(|d| d.join("table.json"));
+            match beside.filter(|p| p.exists()) {
+                Some(p) => (p, false),
+                None => default_path(&None, "calibration", "table.json"),
+            }
+        }
+    };
     let calib = if table_given || table_path.exists() {
         Some(TableCalibration::load(&table_path).map_err(anyhow::Error::from))
     } else {
@@ -151,7 +195,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let html = replay::report_html(&scene, &pngs, &notes);
     let report = args.out.join("report.html");
     std::fs::write(&report, html).with_context(|| format!("cannot write {}", report.display()))?;
-    println!("wrote {shots} diagrams: {}/shot_NNN.png", args.out.display());
+    println!(
+        "wrote {shots} diagrams: {}/shot_NNN.png",
+        args.out.display()
+    );
     println!("wrote report: {}", report.display());
 
     match video {
@@ -224,7 +271,9 @@ fn write_video(scene: &Scene, v: &ReadyVideo, args: &ReplayArgs) -> anyhow::Resu
     let planned = scene.frame_plan(v.frames, args.shot, args.slow)?.len() as u64;
     let bar = super::progress_bar(planned, "video");
     let start = std::time::Instant::now();
-    let summary = annotate_video(scene, &v.calib, &v.path, &out, opts, |n| bar.set_position(n))?;
+    let summary = annotate_video(scene, &v.calib, &v.path, &out, opts, |n| {
+        bar.set_position(n)
+    })?;
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     println!(

@@ -1,13 +1,204 @@
-//! `fishtrack simulate`: not built yet.
+//! `fishtrack simulate`: plays a scenario (built-in or JSON file) and writes the
+//! rendered video (or calibration PNGs), `truth.json`, and the true `camera.json`
+//! and `table.json` into the output folder. Rendering needs the `opencv` feature;
+//! `--truth-only` works without it.
 
+use crate::sim::{simulate, Scenario, SimOptions};
+use anyhow::{bail, Context};
 use clap::Args;
+use std::path::PathBuf;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Built-in scenarios: single-shot, match, chessboard, empty-table, stacking, \
+coin-collision, table-clearing. A scenario file is JSON (see src/sim/scenario.rs or the README).\n\
+Example: fishtrack simulate --scenario match --seed 7 -o out/"
+)]
 pub struct SimulateArgs {
-    /// Arguments of this command, once it exists.
-    pub args: Vec<String>,
+    /// A built-in scenario name or a scenario JSON file.
+    #[arg(long, default_value = "single-shot")]
+    pub scenario: String,
+    /// Random seed: the same seed gives the same truth and video.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output folder (created).
+    #[arg(short = 'o', long)]
+    pub out: PathBuf,
+    /// Image size WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x720")]
+    pub size: String,
+    /// Frames per second of the video.
+    #[arg(long, default_value_t = 30.0)]
+    pub fps: f64,
+    /// Camera angle from vertical, degrees (overrides the scenario).
+    #[arg(long)]
+    pub camera_tilt: Option<f64>,
+    /// Camera distance to the table centre, mm (default: as near as fits the table).
+    #[arg(long)]
+    pub camera_distance: Option<f64>,
+    /// Video file name inside the output folder (.avi: MJPG, .mp4: mp4v).
+    #[arg(long, default_value = "video.avi")]
+    pub video: String,
+    /// Motion-blur sub-frames (overrides the scenario; 1 = no blur).
+    #[arg(long)]
+    pub subframes: Option<u32>,
+    /// Sensor noise sigma in grey levels (overrides the scenario).
+    #[arg(long)]
+    pub noise: Option<f64>,
+    /// No flicking hand.
+    #[arg(long)]
+    pub no_hand: bool,
+    /// Number of chessboard views (chessboard scenario).
+    #[arg(long, default_value_t = 18)]
+    pub views: usize,
+    /// Also write these frames as PNG (comma-separated frame indices), for a look.
+    #[arg(long, value_delimiter = ',')]
+    pub png_frames: Vec<u64>,
+    /// Write truth.json, camera.json and table.json only (no rendering).
+    #[arg(long)]
+    pub truth_only: bool,
 }
 
-pub fn run(_args: SimulateArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`fishtrack simulate` is not available in this build yet")
+fn parse_size(s: &str) -> anyhow::Result<[u32; 2]> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .with_context(|| format!("--size `{s}`: expected WIDTHxHEIGHT, e.g. 1280x720"))?;
+    let w: u32 = w
+        .trim()
+        .parse()
+        .with_context(|| format!("--size `{s}`: bad width"))?;
+    let h: u32 = h
+        .trim()
+        .parse()
+        .with_context(|| format!("--size `{s}`: bad height"))?;
+    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
+        bail!("--size `{s}`: width and height must be in 16..8192");
+    }
+    Ok([w, h])
+}
+
+pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
+    let size = parse_size(&args.size)?;
+    let mut scenario = Scenario::resolve(&args.scenario)?;
+    if args.no_hand {
+        scenario.render.hand = false;
+    }
+    if let Some(n) = args.subframes {
+        scenario.render.subframes = n.clamp(1, 64);
+    }
+    if let Some(n) = args.noise {
+        scenario.render.noise_sigma = n.max(0.0);
+    }
+    let opts = SimOptions {
+        seed: args.seed,
+        fps: args.fps,
+        size,
+        camera_tilt_deg: args.camera_tilt,
+        camera_distance_mm: args.camera_distance,
+        video_name: args.video.clone(),
+    };
+    let mut truth = simulate(&scenario, &opts)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    if !args.truth_only {
+        render(&scenario, &mut truth, &args)?;
+    }
+    truth.save(&args.out.join("truth.json"))?;
+    truth.camera.save(&args.out.join("camera.json"))?;
+    crate::config::save_json(&truth.table, &args.out.join("table.json"))?;
+    eprintln!(
+        "simulate: {} (seed {}): {} frames, {} shots -> {}",
+        truth.scenario,
+        truth.seed,
+        truth.frames.len(),
+        truth.shots.len(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+#[cfg(feature = "opencv")]
+fn render(
+    scenario: &Scenario,
+    truth: &mut crate::sim::Truth,
+    args: &SimulateArgs,
+) -> anyhow::Result<()> {
+    use crate::sim::board::{board_poses, BOARD};
+    use crate::sim::scenario::Kind;
+    use crate::sim::truth::BoardViewTruth;
+    use crate::vision::render::{render_video, write_image, Renderer};
+    match scenario.kind {
+        Kind::Play => {
+            let bar = super::progress_bar(truth.frames.len() as u64, "rendering");
+            render_video(truth, &scenario.render, &args.out.join(&args.video), |_| {
+                bar.inc(1)
+            })?;
+            bar.finish_and_clear();
+            if !args.png_frames.is_empty() {
+                let mut r = Renderer::new(truth, &scenario.render, truth.seed)?;
+                for &f in &args.png_frames {
+                    let Some(cur) = truth.frames.get(f as usize) else {
+                        anyhow::bail!(
+                            "--png-frames: frame {f} does not exist ({} frames)",
+                            truth.frames.len()
+                        );
+                    };
+                    let prev = f.checked_sub(1).and_then(|p| truth.frames.get(p as usize));
+                    let img = r.render_frame(prev, cur, truth.video.fps)?;
+                    write_image(&args.out.join(format!("frame_{f:05}.png")), &img)?;
+                }
+            }
+        }
+        Kind::EmptyTable => {
+            let mut r = Renderer::new(truth, &scenario.render, truth.seed)?;
+            let img = r.render_frame(None, &truth.frames[0], truth.video.fps)?;
+            write_image(&args.out.join("empty_table.png"), &img)?;
+            truth.video.path = "empty_table.png".into();
+        }
+        Kind::Chessboard => {
+            let r = Renderer::new(truth, &scenario.render, truth.seed)?;
+            let poses = board_poses(r.camera(), &BOARD, args.views.max(1), truth.seed);
+            if poses.len() < args.views {
+                anyhow::bail!("only {} chessboard views fit this camera", poses.len());
+            }
+            let bar = super::progress_bar(poses.len() as u64, "chessboard");
+            let mut views = Vec::new();
+            for (i, pose) in poses.iter().enumerate() {
+                let name = format!("board_{i:02}.png");
+                let img = r.render_board(pose, &BOARD)?;
+                write_image(&args.out.join(&name), &img)?;
+                let m = &pose.rotation;
+                views.push(BoardViewTruth {
+                    image: name,
+                    rotation: [
+                        [m[(0, 0)], m[(0, 1)], m[(0, 2)]],
+                        [m[(1, 0)], m[(1, 1)], m[(1, 2)]],
+                        [m[(2, 0)], m[(2, 1)], m[(2, 2)]],
+                    ],
+                    translation_mm: [pose.translation.x, pose.translation.y, pose.translation.z],
+                    corners_px: pose
+                        .corners_px(r.camera(), &BOARD)
+                        .iter()
+                        .map(|p| [p.x, p.y])
+                        .collect(),
+                });
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            truth.board_views = views;
+            truth.board = Some(BOARD);
+            truth.video.path = String::new();
+            truth.video.frames = 0;
+            // The empty table too, for `calibrate table` on the same camera.
+            let mut r = r;
+            let img = r.render_frame(None, &truth.frames[0], truth.video.fps)?;
+            write_image(&args.out.join("empty_table.png"), &img)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "opencv"))]
+fn render(_: &Scenario, _: &mut crate::sim::Truth, _: &SimulateArgs) -> anyhow::Result<()> {
+    anyhow::bail!("rendering needs the `opencv` feature; use --truth-only")
 }

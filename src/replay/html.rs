@@ -189,7 +189,7 @@ pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) ->
             ));
         }
         h.push_str(&format!(
-            "<figure class=\"player\" data-pos=\"{pos}\"><canvas width=\"640\" height=\"480\"></canvas>\
+            "<figure class=\"player\" data-pos=\"{pos}\"><canvas width=\"600\" height=\"450\"></canvas>\
              <div class=\"controls\"><button class=\"play\">▶ play</button> \
              <input class=\"scrub\" type=\"range\" min=\"0\" max=\"0\" step=\"1\" value=\"0\"> \
              <select class=\"speed\"><option value=\"0.1\">0.1×</option><option value=\"0.25\">0.25×</option><option value=\"0.5\">0.5×</option><option value=\"1\" selected>1×</option><option value=\"2\">2×</option></select> \
@@ -302,10 +302,11 @@ th { background: #eee; }
 tr.total td { font-weight: bold; background: #f4f4f4; }
 .pair { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
 figure { margin: 0; }
-img.diagram { max-width: 640px; width: 100%; border: 1px solid #ccc; }
+img.diagram { width: 600px; max-width: 100%; border: 1px solid #ccc; display: block; }
 canvas { border: 1px solid #ccc; display: block; }
-.controls { margin-top: 0.3em; display: flex; gap: 0.5em; align-items: center; }
-.scrub { width: 300px; }
+.controls { margin-top: 0.3em; display: flex; flex-wrap: wrap; gap: 0.5em; align-items: center; }
+figure.player { width: 602px; }
+.scrub { width: 240px; }
 .readout { font-family: monospace; }
 .lost { color: #d00; }
 .verdict-possible { color: #0a0; } .verdict-optional { color: #e90; } .verdict-impossible { color: #d00; }

@@ -52,12 +52,25 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// When a track left its resting pose (frame), or `None` if it did not move.
-fn start_frame(cfg: &ShotConfig, history: &[TrackFrame], s: &Series<'_>, trigger: FrameIdx) -> Option<FrameIdx> {
+/// When a track left its resting pose (frame) and that pose, or `None` if it did
+/// not move.
+fn start_frame(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    s: &Series<'_>,
+    trigger: FrameIdx,
+) -> Option<(FrameIdx, Pose)> {
     // The latest entry before the trigger where it was on the table and at rest.
-    let ref_pos = s
-        .iter()
-        .rposition(|(h, t)| history[*h].frame < trigger && t.state.on_table() && t.velocity_mm_s.norm() < cfg.still_speed_mm_s)?;
+    // …and stayed put over the two entries before it (speeds lag; positions don't).
+    let ref_pos = (0..s.len()).rev().find(|&k| {
+        let (h, t) = s[k];
+        history[h].frame < trigger
+            && t.state.on_table()
+            && t.velocity_mm_s.norm() < cfg.still_speed_mm_s
+            && s[k.saturating_sub(2)..k]
+                .iter()
+                .all(|(_, o)| o.state.on_table() && dist(&o.pose, &t.pose) <= cfg.start_dev_mm)
+    })?;
     let (rh, rt) = s[ref_pos];
     let p_ref = rt.pose;
     let f_ref_seen = if rt.seen {
@@ -72,11 +85,13 @@ fn start_frame(cfg: &ShotConfig, history: &[TrackFrame], s: &Series<'_>, trigger
         .collect();
     let k = (0..seen.len()).find(|&k| {
         dist(&seen[k].1, &p_ref) > cfg.start_dev_mm
-            && seen.get(k + 1).is_none_or(|n| dist(&n.1, &p_ref) > cfg.start_dev_mm)
+            && seen
+                .get(k + 1)
+                .is_none_or(|n| dist(&n.1, &p_ref) > cfg.start_dev_mm)
     })?;
     let (f1, p1) = seen[k];
     if f1 <= f_ref_seen + 1 {
-        return Some(f1);
+        return Some((f1, p_ref));
     }
     // Unseen between its last resting sighting and f1 (a hand over it): go back
     // from where it reappeared with the friction model.
@@ -95,7 +110,7 @@ fn start_frame(cfg: &ShotConfig, history: &[TrackFrame], s: &Series<'_>, trigger
     };
     let t0 = f1 as f64 / cfg.fps - t;
     let est = (t0 * cfg.fps).floor() as i64 + 1;
-    Some((est.max(f_ref_seen as i64 + 1) as u64).min(f1))
+    Some(((est.max(f_ref_seen as i64 + 1) as u64).min(f1), p_ref))
 }
 
 /// Index of the last history frame at or before `frame`.
@@ -112,8 +127,57 @@ fn placed_fish(cfg: &ShotConfig, pose: &Pose) -> PlacedFish {
 /// Whether a point lies under the material of a fish (inside the outline, outside
 /// the part of the hole a coin can sit in).
 fn under_fish(cfg: &ShotConfig, f: &PlacedFish, p: Point) -> bool {
-    let hole_reach = (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
+    let hole_reach =
+        (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
     point_in_polygon(p, &f.outline) && (p - f.hole.center).norm() > hole_reach
+}
+
+/// The straight run that ends at the last point of `pts`: from the earliest point
+/// from which every later point stays within a few mm of the line to the last one.
+/// Returns the least-squares line through that earliest point (the resting pose
+/// the run started from is the most precise point): a unit direction toward the
+/// last point, and the last point projected onto the line.
+fn straight_run(pts: &[Point]) -> Option<(Vector, Point)> {
+    const OFF_LINE_MM: f64 = 6.0;
+    let last = *pts.last()?;
+    // The earliest start wins: a long chord averages the noise of the sightings.
+    let start = (0..pts.len().saturating_sub(1)).find(|&k| {
+        let a = pts[k];
+        let len = (last - a).norm();
+        len > 1e-9 && {
+            let dir = (last - a) / len;
+            pts[k + 1..]
+                .iter()
+                .all(|p| (p - a).perp(&dir).abs() <= OFF_LINE_MM)
+        }
+    });
+    let k = start?;
+    let a = pts[k];
+    if (last - a).norm() <= 5.0 {
+        return None;
+    }
+    // Line through `a` minimising the squared perpendicular distances of the rest.
+    let (mut sxx, mut sxy, mut syy) = (0.0, 0.0, 0.0);
+    for p in &pts[k + 1..] {
+        let d = p - a;
+        sxx += d.x * d.x;
+        sxy += d.x * d.y;
+        syy += d.y * d.y;
+    }
+    let angle = 0.5 * (2.0 * sxy).atan2(sxx - syy);
+    let mut dir = Vector::new(angle.cos(), angle.sin());
+    if dir.dot(&(last - a)) < 0.0 {
+        dir = -dir;
+    }
+    Some((dir, a + dir * (last - a).dot(&dir)))
+}
+
+/// Whether a point `d` mm along an extrapolated path may lie under a fish: the
+/// path's direction is known to a few degrees, so its end may be off by a little.
+fn near_under_fish(cfg: &ShotConfig, f: &PlacedFish, p: Point, d: f64) -> bool {
+    let tol = 4.0 + 0.08 * d;
+    under_fish(cfg, f, p)
+        || (!point_in_polygon(p, &f.outline) && boundary_distance(p, &f.outline) <= tol)
 }
 
 /// How deep a vertex of `a` reaches into `b` (0 if none does).
@@ -141,13 +205,23 @@ pub(crate) fn judge(
         return shot;
     };
     let all = series(history);
-    let item_of = |id: TrackId| -> Option<ItemId> { all.get(&id).and_then(|s| s.iter().rev().find_map(|(_, t)| t.item)) };
+    let item_of = |id: TrackId| -> Option<ItemId> {
+        all.get(&id)
+            .and_then(|s| s.iter().rev().find_map(|(_, t)| t.item))
+    };
 
     // Flick: the earliest start among all tracks; first mover: that track (fish win ties).
+    let mut rest_pose: BTreeMap<TrackId, Pose> = BTreeMap::new();
     let mut starts: Vec<(FrameIdx, bool, TrackId)> = all
         .iter()
         .filter_map(|(id, s)| {
-            start_frame(cfg, history, s, trigger).map(|f| (f, s.last().is_some_and(|(_, t)| t.kind == ItemKind::Coin), *id))
+            let (f, p) = start_frame(cfg, history, s, trigger)?;
+            rest_pose.insert(*id, p);
+            Some((
+                f,
+                s.last().is_some_and(|(_, t)| t.kind == ItemKind::Coin),
+                *id,
+            ))
         })
         .filter(|(f, _, _)| *f <= rest)
         .collect();
@@ -158,7 +232,10 @@ pub(crate) fn judge(
     if let Some(&(_, _, id)) = starts.first() {
         shot.first_moved = item_of(id);
         if shot.first_moved.is_none() {
-            shot.notes.push(format!("the first item to move (track {}) has no known identity", id.0));
+            shot.notes.push(format!(
+                "the first item to move (track {}) has no known identity",
+                id.0
+            ));
         }
     }
     if let Some(id) = shot.first_moved.filter(|i| i.is_fish()) {
@@ -170,7 +247,9 @@ pub(crate) fn judge(
     let mut start_tracks: BTreeMap<TrackId, ItemId> = BTreeMap::new();
     for t in before.items.iter().filter(|t| t.state.on_table()) {
         if let Some(id) = t.item {
-            shot.start.insert(id, t.pose);
+            // A mover's resting pose, not where it may already be one frame late.
+            shot.start
+                .insert(id, rest_pose.get(&t.track).copied().unwrap_or(t.pose));
             start_tracks.insert(t.track, id);
         }
     }
@@ -205,7 +284,9 @@ pub(crate) fn judge(
         let Some(item) = item_of(*id) else { continue };
         let rows: Vec<TrackRow> = s
             .iter()
-            .filter(|(h, t)| t.seen && history[*h].frame >= flick && history[*h].frame <= shot.rest_frame)
+            .filter(|(h, t)| {
+                t.seen && history[*h].frame >= flick && history[*h].frame <= shot.rest_frame
+            })
             .map(|(h, t)| {
                 let f = history[*h].frame as f64;
                 match t.kind {
@@ -224,8 +305,15 @@ pub(crate) fn judge(
         let TrackState::Removed(RemovalReason::OffTable { frame, exit, .. }) = t.state else {
             continue;
         };
-        let Some(&item) = start_tracks.get(&t.track) else { continue };
-        let theta = all[&t.track].iter().rev().find(|(_, x)| x.seen).map(|(_, x)| x.pose.theta).unwrap_or(t.pose.theta);
+        let Some(&item) = start_tracks.get(&t.track) else {
+            continue;
+        };
+        let theta = all[&t.track]
+            .iter()
+            .rev()
+            .find(|(_, x)| x.seen)
+            .map(|(_, x)| x.pose.theta)
+            .unwrap_or(t.pose.theta);
         shot.lost.push(LostItem {
             item,
             frame: frame.max(flick),
@@ -242,7 +330,11 @@ pub(crate) fn judge(
         .end
         .iter()
         .filter(|(id, _)| id.is_fish())
-        .filter(|(id, _)| !end_tf.get(**id).is_some_and(|t| unseen_at_rest.contains(&t.track)))
+        .filter(|(id, _)| {
+            !end_tf
+                .get(**id)
+                .is_some_and(|t| unseen_at_rest.contains(&t.track))
+        })
         .map(|(id, p)| (*id, placed_fish(cfg, p)))
         .collect();
     let mut doubt: BTreeSet<ItemId> = BTreeSet::new();
@@ -257,17 +349,44 @@ pub(crate) fn judge(
         };
         let s = &all[&tid];
         let last = s.iter().rev().find(|(_, t)| t.seen);
-        let (p_last, v_last, f_last) = match last {
+        let (mut p_last, mut v_last, f_last) = match last {
             Some((h, t)) => (t.pose.point(), t.velocity_mm_s, history[*h].frame),
             None => (shot.end[&item].point(), Vector::zeros(), history[0].frame),
         };
+        // The direction of the straight run that ends at the last sighting (back to
+        // the resting pose it started from, if no turn came between) is far
+        // steadier than the filter's velocity.
+        let mut run: Vec<Point> = rest_pose
+            .get(&tid)
+            .map(|p| vec![p.point()])
+            .unwrap_or_default();
+        run.extend(
+            s.iter()
+                .filter(|(h, t)| {
+                    t.seen && history[*h].frame >= flick && history[*h].frame <= f_last
+                })
+                .map(|(_, t)| t.pose.point()),
+        );
+        if let Some((dir, on_line)) = straight_run(&run) {
+            v_last = dir * v_last.norm();
+            p_last = on_line;
+        }
         let hand_now = end_tf.occluders.iter().any(|o| o.covers(p_last, 5.0));
         let speed = v_last.norm();
         doubt.insert(item);
         if speed < 2.0 * cfg.still_speed_mm_s || f_last < flick {
             // It was at rest when last seen: it is where it was.
-            shot.end.insert(item, Pose { x: p_last.x, y: p_last.y, theta: shot.end[&item].theta });
-            let under = resting_fish.iter().find(|(_, f)| under_fish(cfg, f, p_last));
+            shot.end.insert(
+                item,
+                Pose {
+                    x: p_last.x,
+                    y: p_last.y,
+                    theta: shot.end[&item].theta,
+                },
+            );
+            let under = resting_fish
+                .iter()
+                .find(|(_, f)| under_fish(cfg, f, p_last));
             let why = match (under, hand_now) {
                 (Some((fid, _)), _) => {
                     hidden_under.push(Stacking { top: *fid, under: item });
@@ -298,13 +417,19 @@ pub(crate) fn judge(
         let mut d = 0.0;
         while d <= limit && hide.is_none() {
             let p = p_last + dir * d;
-            if let Some((fid, _)) = resting_fish.iter().find(|(_, f)| under_fish(cfg, f, p)) {
+            if let Some((fid, _)) = resting_fish
+                .iter()
+                .find(|(_, f)| near_under_fish(cfg, f, p, d))
+            {
                 hide = Some((d, *fid));
             }
             d += 2.0;
         }
         let p_stop = p_last + dir * stop;
-        let stop_hidden = resting_fish.iter().find(|(_, f)| under_fish(cfg, f, p_stop)).map(|(id, _)| *id);
+        let stop_hidden = resting_fish
+            .iter()
+            .find(|(_, f)| near_under_fish(cfg, f, p_stop, stop))
+            .map(|(id, _)| *id);
         let exit_within_stop = s_exit.is_some_and(|(d, _)| d <= stop);
         let how = format!(
             "{item} vanished at frame {f_last} at ({:.0}, {:.0}) moving {:.0} mm/s, never seen near an edge",
@@ -312,34 +437,64 @@ pub(crate) fn judge(
         );
         if let (Some(fid), false) = (stop_hidden, exit_within_stop) {
             shot.end.insert(item, Pose::coin(p_stop.x, p_stop.y));
-            hidden_under.push(Stacking { top: fid, under: item });
-            shot.notes.push(format!("{how}; its path ends under {fid}: taken as lying under it (likely)"));
+            hidden_under.push(Stacking {
+                top: fid,
+                under: item,
+            });
+            shot.notes.push(format!(
+                "{how}; its path ends under {fid}: taken as lying under it (likely)"
+            ));
         } else if let Some((ds, e)) = s_exit.filter(|(ds, _)| hide.is_none_or(|(dh, _)| *ds < dh)) {
             shot.end.remove(&item);
             doubt.remove(&item);
             let t = time_to_cover(speed, ds, cfg.friction_decel_mm_s2).unwrap_or(ds / speed);
             let frame = f_last + (t * cfg.fps).ceil().max(1.0) as u64;
-            let sure = if exit_within_stop { "likely" } else { "unsure: only with less friction than assumed" };
-            shot.notes.push(format!("{how}; its path leaves the table at ({:.0}, {:.0}): taken as lost ({sure})", e.x, e.y));
+            let sure = if exit_within_stop {
+                "likely"
+            } else {
+                "unsure: only with less friction than assumed"
+            };
+            shot.notes.push(format!(
+                "{how}; its path leaves the table at ({:.0}, {:.0}): taken as lost ({sure})",
+                e.x, e.y
+            ));
             shot.lost.push(LostItem {
                 item,
                 frame,
                 exit: Pose {
                     x: e.x,
                     y: e.y,
-                    theta: if item.is_fish() { shot.end.get(&item).and_then(|p| p.theta) } else { None },
+                    theta: if item.is_fish() {
+                        shot.end.get(&item).and_then(|p| p.theta)
+                    } else {
+                        None
+                    },
                 },
             });
         } else if let Some((dh, fid)) = hide {
             let p = p_last + dir * (dh + cfg.coin_radius).min(stop.max(dh));
             shot.end.insert(item, Pose::coin(p.x, p.y));
-            hidden_under.push(Stacking { top: fid, under: item });
-            shot.notes.push(format!("{how}; its path runs under {fid}: taken as lying under it (unsure)"));
+            hidden_under.push(Stacking {
+                top: fid,
+                under: item,
+            });
+            shot.notes.push(format!(
+                "{how}; its path runs under {fid}: taken as lying under it (unsure)"
+            ));
         } else if hand_now {
             shot.end.insert(item, Pose::coin(p_stop.x, p_stop.y));
-            shot.notes.push(format!("{how}; a hand covers its path: taken as hidden on the table (unsure)"));
+            shot.notes.push(format!(
+                "{how}; a hand covers its path: taken as hidden on the table (unsure)"
+            ));
         } else {
-            shot.end.insert(item, Pose { x: p_stop.x, y: p_stop.y, theta: shot.end[&item].theta });
+            shot.end.insert(
+                item,
+                Pose {
+                    x: p_stop.x,
+                    y: p_stop.y,
+                    theta: shot.end[&item].theta,
+                },
+            );
             shot.notes.push(format!(
                 "{how}; nothing could hide it and it cannot reach an edge: assumed on the table at ({:.0}, {:.0}) (unsure)",
                 p_stop.x, p_stop.y
@@ -381,7 +536,8 @@ fn rest_relations(
     prev: Option<&Previous>,
     doubt: &mut BTreeSet<ItemId>,
 ) {
-    let hole_reach = (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
+    let hole_reach =
+        (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
     let fish: Vec<(ItemId, PlacedFish)> = shot
         .end
         .iter()
@@ -404,10 +560,16 @@ fn rest_relations(
         }
     }
     let mut stacking: Vec<Stacking> = hidden_under.to_vec();
-    let known = |s: &Vec<Stacking>, a: ItemId, b: ItemId| s.iter().any(|x| (x.top == a && x.under == b) || (x.top == b && x.under == a));
+    let known = |s: &Vec<Stacking>, a: ItemId, b: ItemId| {
+        s.iter()
+            .any(|x| (x.top == a && x.under == b) || (x.top == b && x.under == a))
+    };
     // Fish on fish: which is on top from occlusion, else the one that moved later.
     let moved_last = |id: ItemId| -> Option<f64> {
-        shot.tracks.get(&id).and_then(|rows| rows.last()).map(|r| r[0])
+        shot.tracks
+            .get(&id)
+            .and_then(|rows| rows.last())
+            .map(|r| r[0])
     };
     for i in 0..fish.len() {
         for j in i + 1..fish.len() {
@@ -417,12 +579,18 @@ fn rest_relations(
             if depth <= cfg.stack_overlap_mm || known(&stacking, *a, *b) {
                 continue;
             }
-            let prev_rel = prev.and_then(|p| p.stacking.iter().find(|s| (s.top == *a && s.under == *b) || (s.top == *b && s.under == *a)));
+            let prev_rel = prev.and_then(|p| {
+                p.stacking
+                    .iter()
+                    .find(|s| (s.top == *a && s.under == *b) || (s.top == *b && s.under == *a))
+            });
             let (top, under) = match (partly(*a), partly(*b)) {
                 (false, true) => (*a, *b),
                 (true, false) => (*b, *a),
                 _ => match (moved_last(*a), moved_last(*b), prev_rel) {
-                    (_, _, Some(s)) if moved_last(*a).is_none() && moved_last(*b).is_none() => (s.top, s.under),
+                    (_, _, Some(s)) if moved_last(*a).is_none() && moved_last(*b).is_none() => {
+                        (s.top, s.under)
+                    }
                     (Some(x), Some(y), _) if y > x => (*b, *a),
                     (None, Some(_), _) => (*b, *a),
                     _ => (*a, *b),
@@ -439,18 +607,31 @@ fn rest_relations(
                 continue;
             }
             if seen(*cid) && !partly(*fid) && !under_fish(cfg, f, *c) {
-                stacking.push(Stacking { top: *cid, under: *fid });
+                stacking.push(Stacking {
+                    top: *cid,
+                    under: *fid,
+                });
             } else if seen(*cid) {
-                stacking.push(Stacking { top: *cid, under: *fid });
+                stacking.push(Stacking {
+                    top: *cid,
+                    under: *fid,
+                });
             } else {
-                stacking.push(Stacking { top: *fid, under: *cid });
+                stacking.push(Stacking {
+                    top: *fid,
+                    under: *cid,
+                });
                 doubt.insert(*cid);
             }
         }
     }
     // Whether a fish on top still touches the table (R8c/R8d).
     for (fid, f) in &fish {
-        let unders: Vec<ItemId> = stacking.iter().filter(|s| s.top == *fid).map(|s| s.under).collect();
+        let unders: Vec<ItemId> = stacking
+            .iter()
+            .filter(|s| s.top == *fid)
+            .map(|s| s.under)
+            .collect();
         if unders.is_empty() {
             continue;
         }
@@ -458,8 +639,13 @@ fn rest_relations(
             let c = cfg.footprint.centroid();
             p.point() + nalgebra::Rotation2::new(p.angle()) * c.coords
         });
-        let on_fish: Vec<&PlacedFish> = fish.iter().filter(|(id, _)| unders.contains(id)).map(|(_, g)| g).collect();
-        let touches = on_fish.is_empty() || com.is_some_and(|c| on_fish.iter().all(|g| !point_in_polygon(c, &g.outline)));
+        let on_fish: Vec<&PlacedFish> = fish
+            .iter()
+            .filter(|(id, _)| unders.contains(id))
+            .map(|(_, g)| g)
+            .collect();
+        let touches = on_fish.is_empty()
+            || com.is_some_and(|c| on_fish.iter().all(|g| !point_in_polygon(c, &g.outline)));
         if !on_fish.is_empty() {
             doubt.insert(*fid);
         }
@@ -484,7 +670,10 @@ fn interlude(
     let mut settle: Vec<FrameIdx> = Vec::new();
     let in_interlude = |f: FrameIdx| f > prev.rest_frame && f < flick;
     for (id, pose) in start {
-        let Some(s) = all.values().find(|s| s.iter().any(|(_, t)| t.item == Some(*id))) else {
+        let Some(s) = all
+            .values()
+            .find(|s| s.iter().any(|(_, t)| t.item == Some(*id)))
+        else {
             continue;
         };
         let entries: Vec<(FrameIdx, &TrackedItem)> = s
@@ -504,7 +693,11 @@ fn interlude(
                     .find(|(_, t)| t.state.on_table() && t.item == Some(*id))
                     .map(|(f, _)| *f)
                     .unwrap_or(prev.rest_frame + 1);
-                out.placed.push(PlacedItem { item: *id, frame, pose: *pose });
+                out.placed.push(PlacedItem {
+                    item: *id,
+                    frame,
+                    pose: *pose,
+                });
                 settle.push(last_motion.unwrap_or(frame));
             }
             Some(p0) => {
@@ -515,13 +708,23 @@ fn interlude(
                         .find(|(_, t)| t.seen && dist(&t.pose, p0) > cfg.disturb_mm)
                         .map(|(f, _)| *f)
                         .unwrap_or(prev.rest_frame + 1);
-                    out.disturbed.push(DisturbedItem { item: *id, frame, distance_mm: moved });
+                    out.disturbed.push(DisturbedItem {
+                        item: *id,
+                        frame,
+                        distance_mm: moved,
+                    });
                     settle.push(last_motion.unwrap_or(frame));
                 }
             }
         }
     }
     out.placed.sort_by_key(|p| (p.frame, p.item));
-    out.ready_frame = Some(settle.into_iter().max().unwrap_or(prev.rest_frame).min(flick));
+    out.ready_frame = Some(
+        settle
+            .into_iter()
+            .max()
+            .unwrap_or(prev.rest_frame)
+            .min(flick),
+    );
     out
 }

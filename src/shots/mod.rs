@@ -109,7 +109,10 @@ impl ShotConfig {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
     Waiting,
-    InShot { trigger: FrameIdx, quiet_since: Option<FrameIdx> },
+    InShot {
+        trigger: FrameIdx,
+        quiet_since: Option<FrameIdx>,
+    },
 }
 
 /// What the previous shot left behind, for the next interlude.
@@ -216,7 +219,9 @@ impl ShotCutter {
             ),
             None => (
                 last,
-                format!("the video ended while items were moving; the shot was cut at frame {last}"),
+                format!(
+                    "the video ended while items were moving; the shot was cut at frame {last}"
+                ),
             ),
         };
         Some(self.emit(trigger, rest, Some(note)))

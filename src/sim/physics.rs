@@ -49,7 +49,7 @@ pub struct PhysicsParams {
 impl Default for PhysicsParams {
     fn default() -> Self {
         PhysicsParams {
-            table_friction: 0.25,
+            table_friction: 0.2,
             item_friction: 0.15,
             restitution: 0.55,
             fish_mass_g: 4.0,

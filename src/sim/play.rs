@@ -304,7 +304,7 @@ impl<'a> Player<'a> {
             let d = t - com;
             d.y.atan2(d.x) + self.rng.random_range(-0.12..0.12)
         };
-        let speed = (self.rng.random_range(250f64.ln()..3500f64.ln())).exp();
+        let speed = (self.rng.random_range(450f64.ln()..4200f64.ln())).exp();
         let reach = self
             .footprint
             .outline()

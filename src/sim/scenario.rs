@@ -22,7 +22,7 @@
 //!               "roll_deg": 0, "yaw_deg": 0 },
 //!   "render": { "hand": true, "noise_sigma": 2.0, "subframes": 4, "exposure_drift": 0.03,
 //!               "shutter": 0.5 },
-//!   "physics": { "table_friction": 0.25, "item_friction": 0.15, "restitution": 0.55,
+//!   "physics": { "table_friction": 0.2, "item_friction": 0.15, "restitution": 0.55,
 //!                "fish_mass_g": 4, "coin_mass_g": 1, "steps_per_s": 600, "table_height_mm": 750 },
 //!   "timing": { "before_flick_s": 0.8, "after_rest_s": 0.4, "put_back_s": 0.5, "max_shot_s": 12 }
 //! }

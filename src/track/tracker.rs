@@ -266,6 +266,11 @@ struct Track {
     /// Predictions for this frame: free sliding, and with collisions.
     pred: [(Point, Vector); 2],
     det: Option<usize>,
+    /// Something moving (or a hand) is close enough this frame to set it moving.
+    kick_ok: bool,
+    /// The last frame the velocity was restarted from a jump (a kick, a reappearance):
+    /// for a few frames after, the velocity is only a rough guess.
+    kicked_at: Option<FrameIdx>,
 }
 
 impl Track {
@@ -382,6 +387,8 @@ impl Tracker {
                 partly_hidden: false,
                 pred: [(pose.point(), Vector::zeros()); 2],
                 det: None,
+                kick_ok: false,
+                kicked_at: None,
             });
         }
         t
@@ -410,6 +417,8 @@ impl Tracker {
 
         // Step 1: predict.
         self.predict(dt);
+
+        self.mark_kickable(dets);
 
         // Steps 2–3: gate, cost and assign, fish and coins apart.
         for t in &mut self.tracks {
@@ -524,11 +533,47 @@ impl Tracker {
         }
     }
 
+    /// A resting item starts moving only when struck: by a moving item that comes
+    /// within touching distance in this frame, or by a hand over or beside it.
+    fn mark_kickable(&mut self, dets: &FrameDetections) {
+        let c = &self.cfg;
+        let radius = |k: ItemKind| match k {
+            ItemKind::Coin => c.coin_radius,
+            ItemKind::Fish => c.footprint.reach(),
+        };
+        let movers: Vec<(TrackId, Point, Point, f64)> = self
+            .tracks
+            .iter()
+            .filter(|t| t.active() && t.state != TrackState::Tentative)
+            .filter(|t| t.vel.norm() >= c.still_speed_mm_s || t.kicked_at.is_some())
+            .map(|t| (t.id, t.pos, t.pred[0].0, radius(t.kind)))
+            .collect();
+        let flags: Vec<bool> = self
+            .tracks
+            .iter()
+            .map(|t| {
+                let r = radius(t.kind);
+                dets.occluded(t.pos, r + c.occluder_margin_mm)
+                    || movers.iter().any(|(id, a, b, rm)| {
+                        *id != t.id
+                            && (t.pos - closest_on_segment(t.pos, *a, *b)).norm()
+                                <= r + rm + c.gate_base_mm
+                    })
+            })
+            .collect();
+        for (t, f) in self.tracks.iter_mut().zip(flags) {
+            t.kick_ok = f;
+        }
+    }
+
     fn gate(&self, t: &Track, frame: FrameIdx, dt: f64) -> f64 {
         let c = &self.cfg;
         let speed = t.vel.norm();
-        let mut g = c.gate_base_mm + speed * dt;
-        if t.state == TrackState::Tentative || speed < c.still_speed_mm_s {
+        let mut g = c.gate_base_mm + 1.5 * speed * dt;
+        let just_kicked = t.kicked_at.is_some_and(|k| frame.saturating_sub(k) <= 3);
+        // Slow items may be struck or pushed harder at any moment.
+        let slow = speed < 0.1 * c.max_speed_mm_s;
+        if t.state == TrackState::Tentative || slow || just_kicked {
             g += c.max_speed_mm_s * dt;
         }
         let since = t.last_seen.unwrap_or(t.born);
@@ -634,10 +679,19 @@ impl Tracker {
         let c = &self.cfg;
         let mut cost = d;
         if t.vel.norm() < c.still_speed_mm_s && d > c.gate_base_mm {
-            cost += c.kick_penalty_mm;
+            // Nothing near that could have struck it: an unlikely explanation.
+            cost += if t.kick_ok {
+                c.kick_penalty_mm
+            } else {
+                3.0 * c.kick_penalty_mm
+            };
         }
         if t.last_seen.is_none_or(|s| frame.saturating_sub(s) > 1) {
             cost += c.lost_penalty_mm;
+        }
+        if t.state == TrackState::Tentative {
+            // An established track explains a detection better than a newcomer.
+            cost += 2.0 * c.kick_penalty_mm;
         }
         let conf = match kind {
             ItemKind::Fish => dets.fish[j].confidence,
@@ -686,12 +740,17 @@ impl Tracker {
                 let moved = z - t.last_seen_pos;
                 t.pos = z;
                 t.vel = if residual.norm() > cfg.kick_residual_mm {
+                    t.kicked_at = Some(frame);
                     moved / span
                 } else {
                     hv + residual * (cfg.filter_beta / dt.max(1e-9))
                 };
             }
             Some(_) => {
+                if residual.norm() > cfg.kick_residual_mm / 2.0 {
+                    // Accelerating (a soft push): the velocity lags for a few frames.
+                    t.kicked_at = Some(frame);
+                }
                 t.pos = hp + residual * cfg.filter_alpha;
                 t.vel = if dt > 0.0 {
                     hv + residual * (cfg.filter_beta / dt)
@@ -941,6 +1000,8 @@ impl Tracker {
                 partly_hidden,
                 pred: [(p, Vector::zeros()); 2],
                 det: None,
+                kick_ok: false,
+                kicked_at: None,
             });
         }
     }
@@ -1039,10 +1100,19 @@ impl Tracker {
                 }
             }
         }
+        // Newcomers, and coins still without a name (a put-back confirmed while its
+        // fish was unseen is named as soon as the fish is back around it).
         let coins: Vec<usize> = (0..self.tracks.len())
-            .filter(|&i| ready(&self.tracks[i], ItemKind::Coin))
+            .filter(|&i| {
+                let t = &self.tracks[i];
+                ready(t, ItemKind::Coin)
+                    || (t.kind == ItemKind::Coin
+                        && t.item.is_none()
+                        && t.state == TrackState::Tracked)
+            })
             .collect();
         for i in coins {
+            let newcomer = self.tracks[i].state == TrackState::Tentative;
             let p = self.tracks[i].pos;
             // A coin in the hole of a fish not yet confirmed waits for its name.
             let fish_pending = self.tracks.iter().any(|f| {
@@ -1056,7 +1126,11 @@ impl Tracker {
             let hole_owner = self
                 .tracks
                 .iter()
-                .filter(|f| f.kind == ItemKind::Fish && f.state == TrackState::Tracked)
+                .filter(|f| {
+                    f.kind == ItemKind::Fish
+                        && f.state.on_table()
+                        && f.state != TrackState::Tentative
+                })
                 .filter(|f| (f.pos - p).norm() <= self.cfg.hole_reach())
                 .find_map(|f| f.item.map(|id| id.owner));
             self.tracks[i].state = TrackState::Tracked;
@@ -1071,12 +1145,53 @@ impl Tracker {
                     label = Some(id);
                 }
             }
+            if label.is_none() && newcomer {
+                if let Some(old) = self.lost_coin_near(i, frame) {
+                    self.revive(old, i, events);
+                    continue;
+                }
+            }
             self.tracks[i].item = label;
-            events.push(TrackEvent::Confirmed {
-                track: self.tracks[i].id,
-                item: label,
-            });
+            if newcomer {
+                events.push(TrackEvent::Confirmed {
+                    track: self.tracks[i].id,
+                    item: label,
+                });
+            } else if let Some(to) = label {
+                events.push(TrackEvent::IdentityChanged {
+                    track: self.tracks[i].id,
+                    from: None,
+                    to,
+                });
+            }
         }
+    }
+
+    /// An identified coin that vanished (not known to be hidden) and could have
+    /// reached the newcomer `i` since it was last seen: the nearest such.
+    fn lost_coin_near(&self, i: usize, frame: FrameIdx) -> Option<usize> {
+        let p = self.tracks[i].pos;
+        let c = &self.cfg;
+        (0..self.tracks.len())
+            .filter(|&k| {
+                let t = &self.tracks[k];
+                let vanished = match t.state {
+                    TrackState::Lost { .. } => t.hidden_by.is_none(),
+                    TrackState::Removed(RemovalReason::OffTable { evidence, .. }) => {
+                        evidence == ExitEvidence::Extrapolated
+                    }
+                    _ => false,
+                };
+                t.kind == ItemKind::Coin && t.item.is_some() && vanished
+            })
+            .filter_map(|k| {
+                let t = &self.tracks[k];
+                let unseen = frame.saturating_sub(t.last_seen.unwrap_or(t.born)) as f64 / c.fps;
+                let d = (t.last_seen_pos - p).norm();
+                (d <= c.gate_base_mm + c.max_speed_mm_s * unseen).then_some((k, d))
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(k, _)| k)
     }
 
     fn fish_identity(&mut self, frame: FrameIdx, events: &mut Vec<TrackEvent>) {
@@ -1095,6 +1210,31 @@ impl Tracker {
                 .unwrap_or(0.0);
             if current == Some(best) || best_s < cur_s + self.cfg.identity_margin {
                 self.tracks[i].switch_since = None;
+                continue;
+            }
+            if current.is_none() && best_s >= 0.5 {
+                // Naming a nameless fish is no switch: no need to wait.
+                let to = ItemId::fish(best);
+                match self.tracks.iter().position(|o| o.item == Some(to)) {
+                    Some(h)
+                        if !matches!(
+                            self.tracks[h].state,
+                            TrackState::Tracked | TrackState::Tentative
+                        ) =>
+                    {
+                        // fish:K unseen while a fish with its colour is seen: found again.
+                        self.revive(h, i, events);
+                    }
+                    Some(_) => {}
+                    None => {
+                        self.tracks[i].item = Some(to);
+                        events.push(TrackEvent::IdentityChanged {
+                            track: self.tracks[i].id,
+                            from: None,
+                            to,
+                        });
+                    }
+                }
                 continue;
             }
             let since = match t.switch_since {

@@ -60,7 +60,9 @@ pub fn probe_video(path: &Path) -> Result<VideoProbe, AnnotateError> {
 }
 
 fn open(path: &Path) -> Result<videoio::VideoCapture, AnnotateError> {
-    let name = path.to_str().ok_or_else(|| AnnotateError::Open(path.to_path_buf()))?;
+    let name = path
+        .to_str()
+        .ok_or_else(|| AnnotateError::Open(path.to_path_buf()))?;
     let cap = videoio::VideoCapture::from_file(name, videoio::CAP_ANY)
         .map_err(|_| AnnotateError::Open(path.to_path_buf()))?;
     if !cap.is_opened()? {
@@ -147,6 +149,10 @@ pub struct AnnotateSummary {
 /// Fixed-point sub-pixel drawing: OpenCV `shift` bits.
 const SHIFT: i32 = 4;
 const ONE: f64 = (1 << SHIFT) as f64;
+/// Trajectories fade to grey over two seconds in this many steps.
+const FADE_LEVELS: usize = 5;
+/// Line height of the banner text (px).
+const BANNER_LINE_PX: i32 = 22;
 
 fn bgr([r, g, b]: [u8; 3]) -> Scalar {
     Scalar::new(b as f64, g as f64, r as f64, 0.0)
@@ -183,7 +189,9 @@ impl<'a> Annotator<'a> {
                     .map(|(id, rows)| {
                         let pts = rows
                             .iter()
-                            .filter_map(|r| row_pose(*id, r).map(|p| (row_frame(r), a.px(p.point()))))
+                            .filter_map(|r| {
+                                row_pose(*id, r).map(|p| (row_frame(r), a.px(p.point())))
+                            })
                             .collect();
                         (*id, pts)
                     })
@@ -213,25 +221,105 @@ impl<'a> Annotator<'a> {
         ((((a - b).norm() + (a - d).norm()) / 2.0) * ONE).round() as i32
     }
 
-    fn text(&self, img: &mut Mat, s: &str, at: CvPoint, scale: f64, c: [u8; 3]) -> opencv::Result<()> {
+    fn text(
+        &self,
+        img: &mut Mat,
+        s: &str,
+        at: CvPoint,
+        scale: f64,
+        c: [u8; 3],
+    ) -> opencv::Result<()> {
+        // Kept inside the frame: a label at an exit point must not be cut off.
+        let mut base = 0;
+        let size = imgproc::get_text_size(s, imgproc::FONT_HERSHEY_SIMPLEX, scale, 3, &mut base)?;
+        let x = at.x.min(img.cols() - size.width - 2).max(2);
+        let y = at.y.min(img.rows() - base - 2).max(size.height + 2);
+        let at = CvPoint::new(x, y);
         // A dark outline under the colour keeps labels legible on any background.
-        imgproc::put_text(img, s, at, imgproc::FONT_HERSHEY_SIMPLEX, scale, Scalar::all(0.0), 3, imgproc::LINE_AA, false)?;
-        imgproc::put_text(img, s, at, imgproc::FONT_HERSHEY_SIMPLEX, scale, bgr(c), 1, imgproc::LINE_AA, false)
+        imgproc::put_text(
+            img,
+            s,
+            at,
+            imgproc::FONT_HERSHEY_SIMPLEX,
+            scale,
+            Scalar::all(0.0),
+            3,
+            imgproc::LINE_AA,
+            false,
+        )?;
+        imgproc::put_text(
+            img,
+            s,
+            at,
+            imgproc::FONT_HERSHEY_SIMPLEX,
+            scale,
+            bgr(c),
+            1,
+            imgproc::LINE_AA,
+            false,
+        )
     }
 
-    fn item(&self, img: &mut Mat, id: ItemId, pose: &Pose, c: [u8; 3], thick: i32) -> opencv::Result<()> {
+    fn item(
+        &self,
+        img: &mut Mat,
+        id: ItemId,
+        pose: &Pose,
+        c: [u8; 3],
+        thick: i32,
+    ) -> opencv::Result<()> {
         if id.is_fish() {
             let placed = self.scene.footprint.placed(pose);
             let poly: Vector<CvPoint> = placed.outline.iter().map(|p| self.px(*p)).collect();
             let polys: Vector<Vector<CvPoint>> = Vector::from_iter([poly]);
             imgproc::polylines(img, &polys, true, bgr(c), thick, imgproc::LINE_AA, SHIFT)?;
             let r = self.radius_px(placed.hole.center, placed.hole.radius);
-            imgproc::circle(img, self.px(placed.hole.center), r, bgr(c), 1, imgproc::LINE_AA, SHIFT)?;
+            imgproc::circle(
+                img,
+                self.px(placed.hole.center),
+                r,
+                bgr(c),
+                1,
+                imgproc::LINE_AA,
+                SHIFT,
+            )?;
         } else {
             let r = self.radius_px(pose.point(), self.coin_radius_mm);
-            imgproc::circle(img, self.px(pose.point()), r, bgr(c), thick, imgproc::LINE_AA, SHIFT)?;
+            imgproc::circle(
+                img,
+                self.px(pose.point()),
+                r,
+                bgr(c),
+                thick,
+                imgproc::LINE_AA,
+                SHIFT,
+            )?;
         }
         Ok(())
+    }
+
+    /// One stretch of trajectory at one fade level: older is greyer and thinner.
+    fn trail(
+        &self,
+        img: &mut Mat,
+        pts: &Vector<CvPoint>,
+        c: [u8; 3],
+        level: usize,
+    ) -> opencv::Result<()> {
+        if pts.len() < 2 {
+            return Ok(());
+        }
+        let t = level as f64 / FADE_LEVELS as f64;
+        let col = mix(c, [128, 128, 128], t);
+        let thick = if t < 0.25 {
+            3
+        } else if t < 0.6 {
+            2
+        } else {
+            1
+        };
+        let polys: Vector<Vector<CvPoint>> = Vector::from_iter([pts.clone()]);
+        imgproc::polylines(img, &polys, false, bgr(col), thick, imgproc::LINE_AA, SHIFT)
     }
 
     /// Draws frame `frame`'s annotations on `img`; `slow` > 1 is noted in the banner.
@@ -239,23 +327,32 @@ impl<'a> Annotator<'a> {
         let scene = self.scene;
         let state = scene.state_at(frame);
         let fade_frames = 2.0 * scene.fps;
+        self.banner_backdrop(img)?;
 
         // Trajectories of the current shot up to this frame, older parts fading to grey
         // and thinner, so direction and recency read at a glance.
         if let Some(pos) = state.shot {
             for (id, pts) in &self.tracks_px[pos] {
                 let c = scene.item_rgb(*id);
+                // Segments are grouped by fade level and drawn as one polyline each.
+                let mut run: Vector<CvPoint> = Vector::new();
+                let mut run_level = usize::MAX;
                 for w in pts.windows(2) {
                     let (f1, p1) = w[1];
                     if f1 > frame {
                         break;
                     }
                     let age = (frame - f1) as f64 / fade_frames;
-                    let t = age.clamp(0.0, 0.8);
-                    let col = mix(c, [128, 128, 128], t);
-                    let thick = if age < 0.25 { 3 } else if age < 0.6 { 2 } else { 1 };
-                    imgproc::line(img, w[0].1, p1, bgr(col), thick, imgproc::LINE_AA, SHIFT)?;
+                    let level = ((age * FADE_LEVELS as f64) as usize).min(FADE_LEVELS - 1);
+                    if level != run_level {
+                        self.trail(img, &run, c, run_level)?;
+                        run.clear();
+                        run.push(w[0].1);
+                        run_level = level;
+                    }
+                    run.push(p1);
                 }
+                self.trail(img, &run, c, run_level)?;
             }
         }
 
@@ -267,7 +364,13 @@ impl<'a> Annotator<'a> {
             self.item(img, *id, pose, c, 2)?;
             let at = self.px_plain(pose.point());
             let off = if id.is_fish() { -14 } else { 22 };
-            self.text(img, &id.to_string(), CvPoint::new(at.x + 8, at.y + off), 0.45, c)?;
+            self.text(
+                img,
+                &id.to_string(),
+                CvPoint::new(at.x + 8, at.y + off),
+                0.45,
+                c,
+            )?;
         }
 
         // After the rest: coins in holes, and where lost fish may legally go back.
@@ -275,9 +378,23 @@ impl<'a> Annotator<'a> {
             for (coin, fish) in &state.coins_in_holes {
                 if let Some((_, p)) = state.items.iter().find(|(i, _)| i == coin) {
                     let r = self.radius_px(p.point(), self.coin_radius_mm + 3.0);
-                    imgproc::circle(img, self.px(p.point()), r, bgr([255, 255, 255]), 2, imgproc::LINE_AA, SHIFT)?;
+                    imgproc::circle(
+                        img,
+                        self.px(p.point()),
+                        r,
+                        bgr([255, 255, 255]),
+                        2,
+                        imgproc::LINE_AA,
+                        SHIFT,
+                    )?;
                     let at = self.px_plain(p.point());
-                    self.text(img, &format!("in {fish}"), CvPoint::new(at.x + 10, at.y + 38), 0.45, [255, 255, 255])?;
+                    self.text(
+                        img,
+                        &format!("in {fish}"),
+                        CvPoint::new(at.x + 10, at.y + 38),
+                        0.45,
+                        [255, 255, 255],
+                    )?;
                 }
             }
             for pb in &scene.record.shots[pos].put_back {
@@ -285,7 +402,13 @@ impl<'a> Annotator<'a> {
                     let c = mix(scene.item_rgb(pb.item), [255, 255, 255], 0.4);
                     self.item(img, pb.item, pose, c, 1)?;
                     let at = self.px_plain(pose.point());
-                    self.text(img, &format!("{} put back ({})", pb.item, pb.rule), CvPoint::new(at.x + 8, at.y - 14), 0.4, c)?;
+                    self.text(
+                        img,
+                        &format!("{} put back ({})", pb.item, pb.rule),
+                        CvPoint::new(at.x + 8, at.y - 14),
+                        0.4,
+                        c,
+                    )?;
                 }
             }
         }
@@ -296,8 +419,24 @@ impl<'a> Annotator<'a> {
             let e = self.px_plain(exit);
             let red = Scalar::new(0.0, 0.0, 255.0, 0.0);
             let k = 9;
-            imgproc::line(img, CvPoint::new(e.x - k, e.y - k), CvPoint::new(e.x + k, e.y + k), red, 3, imgproc::LINE_AA, 0)?;
-            imgproc::line(img, CvPoint::new(e.x - k, e.y + k), CvPoint::new(e.x + k, e.y - k), red, 3, imgproc::LINE_AA, 0)?;
+            imgproc::line(
+                img,
+                CvPoint::new(e.x - k, e.y - k),
+                CvPoint::new(e.x + k, e.y + k),
+                red,
+                3,
+                imgproc::LINE_AA,
+                0,
+            )?;
+            imgproc::line(
+                img,
+                CvPoint::new(e.x - k, e.y + k),
+                CvPoint::new(e.x + k, e.y - k),
+                red,
+                3,
+                imgproc::LINE_AA,
+                0,
+            )?;
             let inside = scene.table.nearest_edge_point(exit);
             let centre = table_centre(scene);
             let dir = inside - centre;
@@ -305,45 +444,80 @@ impl<'a> Annotator<'a> {
                 let tip = self.px_plain(exit + dir.normalize() * 60.0);
                 imgproc::arrowed_line(img, e, tip, red, 2, imgproc::LINE_AA, 0, 0.3)?;
             }
-            self.text(img, &format!("{} lost @{}", lost.item, lost.frame), CvPoint::new(e.x + 12, e.y - 12), 0.5, [255, 60, 60])?;
+            // Beside the cross on whichever side has room, never over it.
+            let label = format!("{} lost @{}", lost.item, lost.frame);
+            let mut base = 0;
+            let size =
+                imgproc::get_text_size(&label, imgproc::FONT_HERSHEY_SIMPLEX, 0.5, 3, &mut base)?;
+            let x = if e.x + 14 + size.width < img.cols() {
+                e.x + 14
+            } else {
+                e.x - 14 - size.width
+            };
+            let y = if e.y - 14 - size.height > 0 {
+                e.y - 14
+            } else {
+                e.y + 14 + size.height
+            };
+            self.text(img, &label, CvPoint::new(x, y), 0.5, [255, 60, 60])?;
         }
 
         self.banner(img, &state, frame, slow)
     }
 
-    /// The banner, top left: shot and mover, running score, frame and time.
-    fn banner(&self, img: &mut Mat, state: &crate::replay::FrameState, frame: FrameIdx, slow: u32) -> opencv::Result<()> {
-        let scene = self.scene;
-        let line_h = 22;
-        let lines = 3;
-        let (w, h) = (img.cols(), img.rows());
-        let bw = 360.min(w);
-        let bh = (line_h * lines + 12).min(h);
+    /// The banner's dark backdrop, drawn first so that annotations stay on top of it.
+    fn banner_backdrop(&self, img: &mut Mat) -> opencv::Result<()> {
+        let bw = 360.min(img.cols());
+        let bh = (BANNER_LINE_PX * 3 + 12).min(img.rows());
         if bw <= 0 || bh <= 0 {
             return Ok(());
         }
-        {
-            let mut roi = Mat::roi_mut(img, Rect::new(0, 0, bw, bh))?;
-            let copy = roi.try_clone()?;
-            copy.convert_to(&mut roi, -1, 0.35, 0.0)?;
-        }
+        let mut roi = Mat::roi_mut(img, Rect::new(0, 0, bw, bh))?;
+        let copy = roi.try_clone()?;
+        copy.convert_to(&mut roi, -1, 0.35, 0.0)
+    }
+
+    /// The banner, top left: shot and mover, running score, frame and time.
+    fn banner(
+        &self,
+        img: &mut Mat,
+        state: &crate::replay::FrameState,
+        frame: FrameIdx,
+        slow: u32,
+    ) -> opencv::Result<()> {
+        let scene = self.scene;
+        let line_h = BANNER_LINE_PX;
         let head = match (state.shot, state.mover) {
             (Some(pos), Some(m)) => {
                 let s = &scene.record.shots[pos];
-                let what = if state.phase == Phase::Moving { "moves" } else { "moved" };
+                let what = if state.phase == Phase::Moving {
+                    "moves"
+                } else {
+                    "moved"
+                };
                 format!("Shot {}  {} {what}", s.index, scene.player_name(m))
             }
             (None, Some(m)) => format!("Before the first shot  ({} to move)", scene.player_name(m)),
             _ => "No shots".to_string(),
         };
-        let mover_c = state.mover.map(|m| scene.player_rgb(m)).unwrap_or([255, 255, 255]);
+        let mover_c = state
+            .mover
+            .map(|m| scene.player_rgb(m))
+            .unwrap_or([255, 255, 255]);
         self.text(img, &head, CvPoint::new(8, line_h), 0.6, mover_c)?;
         let mut x = 8;
         for (p, total) in state.scores.iter().enumerate() {
             let s = format!("{} {total}", scene.player_name(p));
-            self.text(img, &s, CvPoint::new(x, 2 * line_h), 0.6, scene.player_rgb(p))?;
+            self.text(
+                img,
+                &s,
+                CvPoint::new(x, 2 * line_h),
+                0.6,
+                scene.player_rgb(p),
+            )?;
             let mut base = 0;
-            let size = imgproc::get_text_size(&s, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, 1, &mut base)?;
+            let size =
+                imgproc::get_text_size(&s, imgproc::FONT_HERSHEY_SIMPLEX, 0.6, 1, &mut base)?;
             x += size.width + 18;
         }
         let mut t = format!("frame {frame}  {:.2} s", frame as f64 / scene.fps);
@@ -357,7 +531,11 @@ impl<'a> Annotator<'a> {
 fn table_centre(scene: &Scene) -> Point {
     let c = scene.table.corners();
     let n = c.len().max(1) as f64;
-    Point::from(c.iter().fold(nalgebra::Vector2::zeros(), |a, p| a + p.coords) / n)
+    Point::from(
+        c.iter()
+            .fold(nalgebra::Vector2::zeros(), |a, p| a + p.coords)
+            / n,
+    )
 }
 
 /// Renders the annotated video of `input` into `output` (MJPG .avi). `progress` is
@@ -372,13 +550,25 @@ pub fn annotate_video(
 ) -> Result<AnnotateSummary, AnnotateError> {
     let probe = probe_video(input)?;
     let plan = scene.frame_plan(probe.frames, opts.shot, opts.slow)?;
-    let mut cap = open(input)?;
-    let fps = if probe.fps.is_finite() && probe.fps > 0.0 { probe.fps } else { scene.fps };
+    let fps = if probe.fps.is_finite() && probe.fps > 0.0 {
+        probe.fps
+    } else {
+        scene.fps
+    };
     let size = Size::new(probe.width as i32, probe.height as i32);
-    let out_name = output.to_str().ok_or_else(|| AnnotateError::Write(output.to_path_buf()))?;
+    let out_name = output
+        .to_str()
+        .ok_or_else(|| AnnotateError::Write(output.to_path_buf()))?;
     let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G')?;
     // OpenCV's own MJPEG writer is multi-threaded and needs no codec library.
-    let mut writer = videoio::VideoWriter::new_with_backend(out_name, videoio::CAP_OPENCV_MJPEG, fourcc, fps, size, true)?;
+    let mut writer = videoio::VideoWriter::new_with_backend(
+        out_name,
+        videoio::CAP_OPENCV_MJPEG,
+        fourcc,
+        fps,
+        size,
+        true,
+    )?;
     if !writer.is_opened()? {
         writer = videoio::VideoWriter::new(out_name, fourcc, fps, size, true)?;
     }
@@ -386,45 +576,88 @@ pub fn annotate_video(
         return Err(AnnotateError::Write(output.to_path_buf()));
     }
     let annotator = Annotator::new(scene, calib);
-    let mut raw = Mat::default();
-    let mut drawn = Mat::default();
-    // `next` is the index of the frame the capture returns on its next read.
-    let mut next: FrameIdx = 0;
-    let mut current: Option<FrameIdx> = None;
+    // Decoding runs on its own thread, a few frames ahead of drawing and encoding.
+    let mut distinct = plan.clone();
+    distinct.dedup();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(FrameIdx, Mat), AnnotateError>>(4);
+    let input_path = input.to_path_buf();
     let mut written = 0u64;
-    for &f in &plan {
-        if current != Some(f) {
-            while next < f {
-                if !cap.grab()? {
-                    return Err(AnnotateError::Ended { path: input.to_path_buf(), read: next, expected: probe.frames });
+    std::thread::scope(|scope| -> Result<(), AnnotateError> {
+        scope.spawn(move || {
+            let read = || -> Result<(), AnnotateError> {
+                let mut cap = open(&input_path)?;
+                // `next` is the index of the frame the capture returns on its next read.
+                let mut next: FrameIdx = 0;
+                let ended = |read| AnnotateError::Ended {
+                    path: input_path.clone(),
+                    read,
+                    expected: probe.frames,
+                };
+                for &f in &distinct {
+                    while next < f {
+                        if !cap.grab()? {
+                            return Err(ended(next));
+                        }
+                        next += 1;
+                    }
+                    let mut raw = Mat::default();
+                    if !cap.read(&mut raw)? || raw.empty() {
+                        return Err(ended(next));
+                    }
+                    next += 1;
+                    if tx.send(Ok((f, raw))).is_err() {
+                        return Ok(()); // the writer stopped: nothing more to do
+                    }
                 }
-                next += 1;
+                Ok(())
+            };
+            if let Err(e) = read() {
+                let _ = tx.send(Err(e));
             }
-            if !cap.read(&mut raw)? || raw.empty() {
-                return Err(AnnotateError::Ended { path: input.to_path_buf(), read: next, expected: probe.frames });
+        });
+        let mut current: Option<(FrameIdx, Mat)> = None;
+        for &f in &plan {
+            if current.as_ref().map(|c| c.0) != Some(f) {
+                let (got, mut img) = match rx.recv() {
+                    Ok(r) => r?,
+                    Err(_) => {
+                        return Err(AnnotateError::Ended {
+                            path: input.to_path_buf(),
+                            read: f,
+                            expected: probe.frames,
+                        })
+                    }
+                };
+                if img.cols() != size.width || img.rows() != size.height {
+                    return Err(AnnotateError::Mismatch(format!(
+                        "{}: frame {got} is {}x{}, expected {}x{}",
+                        input.display(),
+                        img.cols(),
+                        img.rows(),
+                        size.width,
+                        size.height
+                    )));
+                }
+                annotator.draw(&mut img, got, opts.slow)?;
+                current = Some((got, img));
             }
-            next += 1;
-            if raw.cols() != size.width || raw.rows() != size.height {
-                return Err(AnnotateError::Mismatch(format!(
-                    "{}: frame {f} is {}x{}, expected {}x{}",
-                    input.display(),
-                    raw.cols(),
-                    raw.rows(),
-                    size.width,
-                    size.height
-                )));
+            if let Some((_, img)) = &current {
+                writer.write(img)?;
             }
-            raw.copy_to(&mut drawn)?;
-            annotator.draw(&mut drawn, f, opts.slow)?;
-            current = Some(f);
+            written += 1;
+            if written % 16 == 0 {
+                progress(written);
+            }
         }
-        writer.write(&drawn)?;
-        written += 1;
-        if written % 16 == 0 {
-            progress(written);
-        }
-    }
+        drop(rx);
+        Ok(())
+    })?;
     progress(written);
     writer.release()?;
-    Ok(AnnotateSummary { frames_written: written, width: probe.width, height: probe.height, fps })
+    Ok(AnnotateSummary {
+        frames_written: written,
+        width: probe.width,
+        height: probe.height,
+        fps,
+    })
 }

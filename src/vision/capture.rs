@@ -256,10 +256,7 @@ impl Iterator for FrameSource {
 
 /// Reads one image file as 8-bit BGR.
 pub fn read_image(path: &Path) -> Result<Mat, CaptureError> {
-    let image = cv(
-        "imread",
-        imgcodecs::imread(&path.to_string_lossy().as_ref(), imgcodecs::IMREAD_COLOR),
-    )?;
+    let image = cv("imread", imgcodecs::imread(path, imgcodecs::IMREAD_COLOR))?;
     if image.empty() {
         return Err(CaptureError::ImageRead {
             path: path.display().to_string(),
@@ -276,7 +273,7 @@ mod tests {
         let m =
             Mat::new_rows_cols_with_default(8, 12, core::CV_8UC3, core::Scalar::all(value as f64))
                 .unwrap();
-        assert!(imgcodecs::imwrite(&path.to_string_lossy().as_ref(), &m, &Vector::new()).unwrap());
+        assert!(imgcodecs::imwrite(path, &m, &Vector::new()).unwrap());
     }
 
     #[test]

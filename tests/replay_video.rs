@@ -1,0 +1,142 @@
+//! The annotated video through the binary: the input's frame count and size, the
+//! annotations really drawn (the lost item's red cross at its projected exit),
+//! `--slow` repeating the flick frames, `--shot` cutting one shot.
+#![cfg(feature = "opencv")]
+
+use opencv::core::{Mat, Scalar, Size, Vec3b, CV_8UC3};
+use opencv::prelude::*;
+use opencv::videoio;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/replay")
+        .join(name)
+}
+
+/// Writes a small MJPG .avi: a grey ramp that changes a little every frame.
+pub fn make_video(path: &Path, w: i32, h: i32, frames: usize) {
+    let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G').unwrap();
+    let mut wr =
+        videoio::VideoWriter::new(path.to_str().unwrap(), fourcc, 10.0, Size::new(w, h), true)
+            .unwrap();
+    assert!(wr.is_opened().unwrap(), "cannot write test video");
+    for f in 0..frames {
+        let mut m = Mat::new_rows_cols_with_default(h, w, CV_8UC3, Scalar::all(0.0)).unwrap();
+        for y in 0..h {
+            for x in 0..w {
+                let v = ((x + y + 3 * f as i32) % 64 + 60) as u8;
+                *m.at_2d_mut::<Vec3b>(y, x).unwrap() = Vec3b::from([v, v, v]);
+            }
+        }
+        wr.write(&m).unwrap();
+    }
+    wr.release().unwrap();
+}
+
+fn read_frames(path: &Path) -> Vec<Mat> {
+    let mut cap =
+        videoio::VideoCapture::from_file(path.to_str().unwrap(), videoio::CAP_ANY).unwrap();
+    assert!(cap.is_opened().unwrap(), "cannot open {}", path.display());
+    let mut out = Vec::new();
+    loop {
+        let mut m = Mat::default();
+        if !cap.read(&mut m).unwrap() || m.empty() {
+            break;
+        }
+        out.push(m);
+    }
+    out
+}
+
+fn replay(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fishtrack"))
+        .arg("replay")
+        .args(args)
+        .output()
+        .expect("run fishtrack")
+}
+
+fn setup() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let video = dir.path().join("match.avi");
+    make_video(&video, 320, 240, 20);
+    (dir, video)
+}
+
+#[test]
+fn annotated_video_has_input_frame_count_and_size_and_marks_the_exit() {
+    let (dir, video) = setup();
+    let out = dir.path().join("out");
+    let o = replay(&[
+        data("record.json").to_str().unwrap(),
+        "--video",
+        video.to_str().unwrap(),
+        "--table",
+        data("table.json").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let input = read_frames(&video);
+    let frames = read_frames(&out.join("annotated.avi"));
+    assert_eq!(frames.len(), input.len());
+    assert_eq!(frames.len(), 20);
+    for f in &frames {
+        assert_eq!((f.cols(), f.rows()), (320, 240));
+    }
+    // coin:1 left at (1000, 520) mm at frame 8; table.json maps that to (300, 72.4) px.
+    // Before frame 8 no cross there; from frame 8 on, a red one.
+    let px = |m: &Mat| *m.at_2d::<Vec3b>(72, 300).unwrap();
+    let red = |p: Vec3b| p[2] > 170 && p[1] < 110 && p[0] < 110;
+    assert!(!red(px(&frames[5])), "frame 5: {:?}", px(&frames[5]));
+    assert!(red(px(&frames[9])), "frame 9: {:?}", px(&frames[9]));
+    // The banner (top left) is drawn on every frame: darker than the input there.
+    let mean = |m: &Mat| {
+        opencv::core::mean(
+            &Mat::roi(m, opencv::core::Rect::new(200, 40, 60, 20)).unwrap(),
+            &opencv::core::no_array(),
+        )
+        .unwrap()[0]
+    };
+    assert!(
+        mean(&frames[0]) < mean(&input[0]) - 20.0,
+        "{} vs {}",
+        mean(&frames[0]),
+        mean(&input[0])
+    );
+    // The diagrams and the report are written too.
+    assert!(out.join("shot_000.png").exists() && out.join("report.html").exists());
+}
+
+#[test]
+fn slow_repeats_flick_frames_and_shot_cuts_one_shot() {
+    let (dir, video) = setup();
+    let out = dir.path().join("slow");
+    let table = data("table.json");
+    let common = [
+        "--video",
+        video.to_str().unwrap(),
+        "--table",
+        table.to_str().unwrap(),
+    ];
+    let rec = data("record.json");
+    let mut args = vec![rec.to_str().unwrap()];
+    args.extend(common);
+    args.extend(["--slow", "4", "-o", out.to_str().unwrap()]);
+    let o = replay(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Shot 0 moves over frames 3..=9, shot 1 over 12..=17: 13 frames written 4 times.
+    assert_eq!(read_frames(&out.join("annotated.avi")).len(), 20 + 3 * 13);
+
+    let mut args = vec![rec.to_str().unwrap()];
+    args.extend(common);
+    args.extend(["--shot", "1", "-o", out.to_str().unwrap()]);
+    let o = replay(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // From the previous rest (frame 9) + 1 to the end of the clip: frames 10..=19.
+    let one = read_frames(&out.join("annotated_shot1.avi"));
+    assert_eq!(one.len(), 10);
+    assert_eq!((one[0].cols(), one[0].rows()), (320, 240));
+}

@@ -1,0 +1,132 @@
+//! `fishtrack simulate` through the binary: bad input gives one clear line and
+//! exit code 1; a small run writes the video, truth and calibration files.
+
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
+        .args(args)
+        .output()
+        .expect("run fishtrack");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn one_error_line(code: i32, err: &str, needle: &str) {
+    assert_eq!(code, 1, "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "not one line: {err}");
+    assert!(lines[0].contains(needle), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn unknown_scenario_is_one_line_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = run(&[
+        "simulate",
+        "--scenario",
+        "no-such-thing",
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    one_error_line(code, &err, "unknown scenario `no-such-thing`");
+}
+
+#[test]
+fn overlapping_items_in_a_scenario_file_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.json");
+    std::fs::write(
+        &file,
+        r#"{ "start": { "fish:0": {"x": 300, "y": 300, "theta": 0}, "coin:0": {"x": 300, "y": 300},
+                        "fish:1": {"x": 320, "y": 310, "theta": 1.0}, "coin:1": {"x": 600, "y": 300} } }"#,
+    )
+    .unwrap();
+    let (code, err) = run(&[
+        "simulate",
+        "--scenario",
+        file.to_str().unwrap(),
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    one_error_line(code, &err, "overlap at the start");
+}
+
+#[test]
+fn a_camera_that_cannot_see_the_table_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = run(&[
+        "simulate",
+        "--scenario",
+        "match",
+        "--camera-distance",
+        "300",
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    one_error_line(code, &err, "not in view");
+    let (code, err) = run(&[
+        "simulate",
+        "--scenario",
+        "match",
+        "--size",
+        "12x7",
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    one_error_line(code, &err, "--size");
+}
+
+#[cfg(feature = "opencv")]
+#[test]
+fn a_small_run_writes_video_truth_camera_and_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let (code, err) = run(&[
+        "simulate",
+        "--scenario",
+        "single-shot",
+        "--seed",
+        "3",
+        "--size",
+        "192x108",
+        "-o",
+        out,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for f in ["video.avi", "truth.json", "camera.json", "table.json"] {
+        let m = std::fs::metadata(dir.path().join(f)).unwrap_or_else(|_| panic!("{f} missing"));
+        assert!(m.len() > 100, "{f} is empty");
+    }
+    let truth = fishtrack::sim::Truth::load(&dir.path().join("truth.json")).unwrap();
+    assert_eq!(truth.shots.len(), 1);
+    let table =
+        fishtrack::calibration::TableCalibration::load(&dir.path().join("table.json")).unwrap();
+    assert_eq!(table.camera.image_size, [192, 108]);
+    // Calibration renders: a few chessboard views and the empty table.
+    let cal = dir.path().join("cal");
+    let (code, err) = run(&[
+        "simulate",
+        "--scenario",
+        "chessboard",
+        "--views",
+        "3",
+        "--size",
+        "320x240",
+        "-o",
+        cal.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for f in [
+        "board_00.png",
+        "board_02.png",
+        "empty_table.png",
+        "truth.json",
+        "camera.json",
+    ] {
+        assert!(cal.join(f).exists(), "{f} missing");
+    }
+}
