@@ -330,6 +330,28 @@ pub struct Detector {
     /// Which pixels of `on_table_grid` lie on the table, computed once per grid.
     on_table: Vec<bool>,
     on_table_grid: Option<TopGrid>,
+    /// How the table and the floor look this frame: (chroma, mean grey).
+    table_look: Look,
+    floor_look: Look,
+    /// How a coin looks, learned from coins seen in holes (R2: every coin starts in one).
+    coin_look: Option<Look>,
+}
+
+/// The colour of a surface: chroma and mean grey.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Look {
+    chroma: [f64; 2],
+    grey: f64,
+}
+
+impl Look {
+    /// How different two looks are: chroma distance, and brightness as a ratio, in
+    /// units of "clearly different".
+    fn distance(&self, other: &Look, chroma_unit: f64) -> f64 {
+        let dc = dist2(self.chroma, other.chroma).sqrt() / chroma_unit;
+        let ratio = (self.grey.max(1.0) / other.grey.max(1.0)).ln().abs() / 0.15;
+        dc.max(ratio)
+    }
 }
 
 /// Squared distance between two chroma points (`hypot` is needlessly slow per pixel).
@@ -370,6 +392,15 @@ impl Detector {
             hidden: Vec::new(),
             on_table: Vec::new(),
             on_table_grid: None,
+            table_look: Look {
+                chroma: [1.0 / 3.0; 2],
+                grey: 128.0,
+            },
+            floor_look: Look {
+                chroma: [1.0 / 3.0; 2],
+                grey: 128.0,
+            },
+            coin_look: None,
         }
     }
 
@@ -407,6 +438,8 @@ impl Detector {
             self.on_table_grid = Some(g);
         }
         let table_chroma = self.table_chroma(&g);
+        self.table_look = self.surface_look(&g, true);
+        self.floor_look = self.surface_look(&g, false);
         let mut sightings = Sightings {
             occluders: self.detect_occluders(&g, table_chroma),
             ..Default::default()
@@ -417,7 +450,119 @@ impl Detector {
             }
         }
         sightings.coins = self.detect_coins(&g, &sightings.fish);
+        self.learn_coin_look(&g, &sightings);
         sightings
+    }
+
+    /// The median look of the table (or of the floor seen around it; black pixels
+    /// outside the camera's view left out), from a sparse sample.
+    fn surface_look(&self, g: &TopGrid, table: bool) -> Look {
+        let (mut r, mut gg, mut grey) = (Vec::new(), Vec::new(), Vec::new());
+        for v in (0..g.height).step_by(4) {
+            for u in (0..g.width).step_by(4) {
+                let i = v * g.width + u;
+                if self.on_table[i] == table && self.grey[i] > 8.0 {
+                    r.push(self.chroma[i][0]);
+                    gg.push(self.chroma[i][1]);
+                    grey.push(self.grey[i]);
+                }
+            }
+        }
+        let median = |v: &mut Vec<f32>, default: f64| {
+            if v.is_empty() {
+                return default;
+            }
+            let mid = v.len() / 2;
+            *v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1 as f64
+        };
+        Look {
+            chroma: [median(&mut r, 1.0 / 3.0), median(&mut gg, 1.0 / 3.0)],
+            grey: median(&mut grey, 128.0),
+        }
+    }
+
+    /// The mean look of the pixels within `r_px` of (cu, cv).
+    fn disc_look(&self, g: &TopGrid, cu: f64, cv: f64, r_px: f64) -> Option<Look> {
+        let (mut sr, mut sg, mut sy, mut n) = (0.0, 0.0, 0.0, 0.0);
+        let k = r_px.ceil() as i64;
+        for dv in -k..=k {
+            for du in -k..=k {
+                if ((du * du + dv * dv) as f64) > r_px * r_px {
+                    continue;
+                }
+                let (u, v) = (cu.round() as i64 + du, cv.round() as i64 + dv);
+                if u < 0 || v < 0 || u as usize >= g.width || v as usize >= g.height {
+                    continue;
+                }
+                let i = v as usize * g.width + u as usize;
+                sr += self.chroma[i][0] as f64;
+                sg += self.chroma[i][1] as f64;
+                sy += self.grey[i] as f64;
+                n += 1.0;
+            }
+        }
+        (n > 0.0).then(|| Look {
+            chroma: [sr / n, sg / n],
+            grey: sy / n,
+        })
+    }
+
+    /// Whether a circle found by its edges looks like a coin: its inside differs from
+    /// the surface around (table or floor), is no player's colour, and — once the
+    /// coin's look is known — is nearer to it than to that surface.
+    fn looks_like_coin(&self, g: &TopGrid, cu: f64, cv: f64, r_px: f64) -> Option<Look> {
+        let inside = self.disc_look(g, cu, cv, 0.6 * r_px)?;
+        let p = g.table_from_px(cu, cv);
+        let surface = if self.table.contains(p) {
+            self.table_look
+        } else {
+            self.floor_look
+        };
+        let unit = 0.5 * self.config.chroma_off_line;
+        if inside.distance(&surface, unit) < 1.0 {
+            return None;
+        }
+        if self
+            .players
+            .iter()
+            .any(|c| dist2(inside.chroma, *c) < 4.0 * unit * unit)
+        {
+            return None;
+        }
+        if let Some(coin) = self.coin_look {
+            if inside.distance(&coin, unit) > inside.distance(&surface, unit) {
+                return None;
+            }
+        }
+        Some(inside)
+    }
+
+    /// Learns (slowly) how coins look from coins seen in the holes of wholly seen tags.
+    fn learn_coin_look(&mut self, g: &TopGrid, seen: &Sightings) {
+        let r_px = self.coin_radius / g.mm_per_px;
+        for c in &seen.coins {
+            let in_hole = seen.fish.iter().any(|f| {
+                f.visible_fraction > 0.95
+                    && (f.pose.point() - c.pt_in_table).norm() + self.coin_radius
+                        <= self.footprint.hole_radius() + 1.0
+            });
+            if !in_hole {
+                continue;
+            }
+            let (cu, cv) = g.px_from_table(c.pt_in_table);
+            if let Some(look) = self.disc_look(g, cu, cv, 0.6 * r_px) {
+                self.coin_look = Some(match self.coin_look {
+                    None => look,
+                    Some(old) => Look {
+                        chroma: [
+                            0.9 * old.chroma[0] + 0.1 * look.chroma[0],
+                            0.9 * old.chroma[1] + 0.1 * look.chroma[1],
+                        ],
+                        grey: 0.9 * old.grey + 0.1 * look.grey,
+                    },
+                });
+            }
+        }
     }
 
     /// The table's own chroma: the median over a sparse sample of pixels on the table.
@@ -846,7 +991,13 @@ impl Detector {
                 continue;
             }
             taken.push((u as f64, v as f64));
-            if let Some(c) = self.fit_circle(g, &edges, u as f64, v as f64, r_px) {
+            if let Some(c) = self
+                .fit_circle(g, &edges, u as f64, v as f64, r_px)
+                .filter(|c| {
+                    let (cu, cv) = g.px_from_table(c.pt_in_table);
+                    self.looks_like_coin(g, cu, cv, r_px).is_some()
+                })
+            {
                 // A coin cannot lie across a tag in the plane: such a circle is a rim.
                 let disc = crate::geometry::Disc::new(c.pt_in_table, self.coin_radius);
                 let covered = placed
@@ -1070,8 +1221,8 @@ mod tests {
                         for coin in coins {
                             let d = (p - coin).norm();
                             if d < items.coin.radius {
-                                let shade = 1.0 - 0.3 * d / items.coin.radius;
-                                c = [200.0 * shade, 140.0 * shade, 90.0 * shade];
+                                let shade = 1.0 - 0.15 * d / items.coin.radius;
+                                c = [235.0 * shade, 175.0 * shade, 110.0 * shade];
                             }
                         }
                         for (f, col) in &placed {
