@@ -449,7 +449,7 @@ impl Detector {
                 sightings.fish.push(f);
             }
         }
-        sightings.coins = self.detect_coins(&g, &sightings.fish);
+        sightings.coins = self.detect_coins(&g, &sightings.fish, &sightings.occluders);
         self.learn_coin_look(&g, &sightings);
         sightings
     }
@@ -519,9 +519,6 @@ impl Detector {
             self.floor_look
         };
         let unit = 0.5 * self.config.chroma_off_line;
-        if inside.distance(&surface, unit) < 1.0 {
-            return None;
-        }
         if self
             .players
             .iter()
@@ -529,10 +526,18 @@ impl Detector {
         {
             return None;
         }
-        if let Some(coin) = self.coin_look {
-            if inside.distance(&coin, unit) > inside.distance(&surface, unit) {
-                return None;
+        let to_surface = inside.distance(&surface, unit);
+        let plausible = match self.coin_look {
+            // Coins can look much like the table; once their look is known, nearer to
+            // it than to the surface is enough.
+            Some(coin) => {
+                let to_coin = inside.distance(&coin, unit);
+                to_coin < to_surface && to_coin < 1.5
             }
+            None => to_surface >= 1.0,
+        };
+        if !plausible {
+            return None;
         }
         Some(inside)
     }
@@ -540,6 +545,27 @@ impl Detector {
     /// Learns (slowly) how coins look from coins seen in the holes of wholly seen tags.
     fn learn_coin_look(&mut self, g: &TopGrid, seen: &Sightings) {
         let r_px = self.coin_radius / g.mm_per_px;
+        if self.coin_look.is_none() {
+            // Every coin starts in its owner's hole (R2): what shows at the centre of a
+            // wholly seen hole, if it is not the table, is a coin.
+            let unit = 0.5 * self.config.chroma_off_line;
+            for f in seen.fish.iter().filter(|f| f.visible_fraction > 0.95) {
+                let (cu, cv) = g.px_from_table(f.pose.point());
+                let Some(look) = self.disc_look(g, cu, cv, 0.5 * r_px) else {
+                    continue;
+                };
+                if self.table.contains(f.pose.point())
+                    && look.distance(&self.table_look, unit) > 0.3
+                    && !self
+                        .players
+                        .iter()
+                        .any(|c| dist2(look.chroma, *c) < 4.0 * unit * unit)
+                {
+                    self.coin_look = Some(look);
+                    break;
+                }
+            }
+        }
         for c in &seen.coins {
             let in_hole = seen.fish.iter().any(|f| {
                 f.visible_fraction > 0.95
@@ -909,7 +935,12 @@ impl Detector {
         out
     }
 
-    fn detect_coins(&mut self, g: &TopGrid, fish: &[FishSighting]) -> Vec<CoinSighting> {
+    fn detect_coins(
+        &mut self,
+        g: &TopGrid,
+        fish: &[FishSighting],
+        occluders: &[(Point, f64)],
+    ) -> Vec<CoinSighting> {
         let (w, h) = (g.width, g.height);
         let r_px = self.coin_radius / g.mm_per_px;
         // Sobel gradients of the grey image.
@@ -1003,7 +1034,11 @@ impl Detector {
                 let covered = placed
                     .iter()
                     .any(|f| crate::geometry::fish_disc_overlap(f, &disc, -1.5));
+                let under_hand = occluders
+                    .iter()
+                    .any(|(center, radius)| (c.pt_in_table - center).norm() < *radius);
                 if !covered
+                    && !under_hand
                     && !coins
                         .iter()
                         .any(|o| (o.pt_in_table - c.pt_in_table).norm() < self.coin_radius)
