@@ -327,6 +327,36 @@ pub struct Detector {
     votes: Vec<u16>,
     /// 1 where an occluder (a hand) hides the table, else 0.
     hidden: Vec<f32>,
+    /// Which pixels of `on_table_grid` lie on the table, computed once per grid.
+    on_table: Vec<bool>,
+    on_table_grid: Option<TopGrid>,
+    /// How the table and the floor look this frame: (chroma, mean grey).
+    table_look: Look,
+    floor_look: Look,
+    /// How a coin looks, learned from coins seen in holes (R2: every coin starts in one).
+    coin_look: Option<Look>,
+}
+
+/// The colour of a surface: chroma and mean grey.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Look {
+    chroma: [f64; 2],
+    grey: f64,
+}
+
+impl Look {
+    /// How different two looks are: chroma distance, and brightness as a ratio, in
+    /// units of "clearly different".
+    fn distance(&self, other: &Look, chroma_unit: f64) -> f64 {
+        let dc = dist2(self.chroma, other.chroma).sqrt() / chroma_unit;
+        let ratio = (self.grey.max(1.0) / other.grey.max(1.0)).ln().abs() / 0.15;
+        dc.max(ratio)
+    }
+}
+
+/// Squared distance between two chroma points (`hypot` is needlessly slow per pixel).
+fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {
+    (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1])
 }
 
 /// Chromaticity (r, g) / (r + g + b), free of brightness.
@@ -360,6 +390,17 @@ impl Detector {
             grey: Vec::new(),
             votes: Vec::new(),
             hidden: Vec::new(),
+            on_table: Vec::new(),
+            on_table_grid: None,
+            table_look: Look {
+                chroma: [1.0 / 3.0; 2],
+                grey: 128.0,
+            },
+            floor_look: Look {
+                chroma: [1.0 / 3.0; 2],
+                grey: 128.0,
+            },
+            coin_look: None,
         }
     }
 
@@ -387,7 +428,18 @@ impl Detector {
             self.chroma[i] = [r / s, gg / s];
             self.grey[i] = s / 3.0;
         }
+        if self.on_table_grid != Some(g) {
+            self.on_table = (0..n)
+                .map(|i| {
+                    let p = g.table_from_px((i % g.width) as f64, (i / g.width) as f64);
+                    self.table.signed_distance(p) >= 0.0
+                })
+                .collect();
+            self.on_table_grid = Some(g);
+        }
         let table_chroma = self.table_chroma(&g);
+        self.table_look = self.surface_look(&g, true);
+        self.floor_look = self.surface_look(&g, false);
         let mut sightings = Sightings {
             occluders: self.detect_occluders(&g, table_chroma),
             ..Default::default()
@@ -397,8 +449,146 @@ impl Detector {
                 sightings.fish.push(f);
             }
         }
-        sightings.coins = self.detect_coins(&g, &sightings.fish);
+        sightings.coins = self.detect_coins(&g, &sightings.fish, &sightings.occluders);
+        self.learn_coin_look(&g, &sightings);
         sightings
+    }
+
+    /// The median look of the table (or of the floor seen around it; black pixels
+    /// outside the camera's view left out), from a sparse sample.
+    fn surface_look(&self, g: &TopGrid, table: bool) -> Look {
+        let (mut r, mut gg, mut grey) = (Vec::new(), Vec::new(), Vec::new());
+        for v in (0..g.height).step_by(4) {
+            for u in (0..g.width).step_by(4) {
+                let i = v * g.width + u;
+                if self.on_table[i] == table && self.grey[i] > 8.0 {
+                    r.push(self.chroma[i][0]);
+                    gg.push(self.chroma[i][1]);
+                    grey.push(self.grey[i]);
+                }
+            }
+        }
+        let median = |v: &mut Vec<f32>, default: f64| {
+            if v.is_empty() {
+                return default;
+            }
+            let mid = v.len() / 2;
+            *v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1 as f64
+        };
+        Look {
+            chroma: [median(&mut r, 1.0 / 3.0), median(&mut gg, 1.0 / 3.0)],
+            grey: median(&mut grey, 128.0),
+        }
+    }
+
+    /// The mean look of the pixels within `r_px` of (cu, cv).
+    fn disc_look(&self, g: &TopGrid, cu: f64, cv: f64, r_px: f64) -> Option<Look> {
+        let (mut sr, mut sg, mut sy, mut n) = (0.0, 0.0, 0.0, 0.0);
+        let k = r_px.ceil() as i64;
+        for dv in -k..=k {
+            for du in -k..=k {
+                if ((du * du + dv * dv) as f64) > r_px * r_px {
+                    continue;
+                }
+                let (u, v) = (cu.round() as i64 + du, cv.round() as i64 + dv);
+                if u < 0 || v < 0 || u as usize >= g.width || v as usize >= g.height {
+                    continue;
+                }
+                let i = v as usize * g.width + u as usize;
+                sr += self.chroma[i][0] as f64;
+                sg += self.chroma[i][1] as f64;
+                sy += self.grey[i] as f64;
+                n += 1.0;
+            }
+        }
+        (n > 0.0).then(|| Look {
+            chroma: [sr / n, sg / n],
+            grey: sy / n,
+        })
+    }
+
+    /// Whether a circle found by its edges looks like a coin: its inside differs from
+    /// the surface around (table or floor), is no player's colour, and — once the
+    /// coin's look is known — is nearer to it than to that surface.
+    fn looks_like_coin(&self, g: &TopGrid, cu: f64, cv: f64, r_px: f64) -> Option<Look> {
+        let inside = self.disc_look(g, cu, cv, 0.6 * r_px)?;
+        let p = g.table_from_px(cu, cv);
+        let surface = if self.table.contains(p) {
+            self.table_look
+        } else {
+            self.floor_look
+        };
+        let unit = 0.5 * self.config.chroma_off_line;
+        if self
+            .players
+            .iter()
+            .any(|c| dist2(inside.chroma, *c) < 4.0 * unit * unit)
+        {
+            return None;
+        }
+        let to_surface = inside.distance(&surface, unit);
+        let plausible = match self.coin_look {
+            // Coins can look much like the table; once their look is known, nearer to
+            // it than to the surface is enough.
+            Some(coin) => {
+                let to_coin = inside.distance(&coin, unit);
+                to_coin < to_surface && to_coin < 1.5
+            }
+            None => to_surface >= 1.0,
+        };
+        if !plausible {
+            return None;
+        }
+        Some(inside)
+    }
+
+    /// Learns (slowly) how coins look from coins seen in the holes of wholly seen tags.
+    fn learn_coin_look(&mut self, g: &TopGrid, seen: &Sightings) {
+        let r_px = self.coin_radius / g.mm_per_px;
+        if self.coin_look.is_none() {
+            // Every coin starts in its owner's hole (R2): what shows at the centre of a
+            // wholly seen hole, if it is not the table, is a coin.
+            let unit = 0.5 * self.config.chroma_off_line;
+            for f in seen.fish.iter().filter(|f| f.visible_fraction > 0.95) {
+                let (cu, cv) = g.px_from_table(f.pose.point());
+                let Some(look) = self.disc_look(g, cu, cv, 0.5 * r_px) else {
+                    continue;
+                };
+                if self.table.contains(f.pose.point())
+                    && look.distance(&self.table_look, unit) > 0.3
+                    && !self
+                        .players
+                        .iter()
+                        .any(|c| dist2(look.chroma, *c) < 4.0 * unit * unit)
+                {
+                    self.coin_look = Some(look);
+                    break;
+                }
+            }
+        }
+        for c in &seen.coins {
+            let in_hole = seen.fish.iter().any(|f| {
+                f.visible_fraction > 0.95
+                    && (f.pose.point() - c.pt_in_table).norm() + self.coin_radius
+                        <= self.footprint.hole_radius() + 1.0
+            });
+            if !in_hole {
+                continue;
+            }
+            let (cu, cv) = g.px_from_table(c.pt_in_table);
+            if let Some(look) = self.disc_look(g, cu, cv, 0.6 * r_px) {
+                self.coin_look = Some(match self.coin_look {
+                    None => look,
+                    Some(old) => Look {
+                        chroma: [
+                            0.9 * old.chroma[0] + 0.1 * look.chroma[0],
+                            0.9 * old.chroma[1] + 0.1 * look.chroma[1],
+                        ],
+                        grey: 0.9 * old.grey + 0.1 * look.grey,
+                    },
+                });
+            }
+        }
     }
 
     /// The table's own chroma: the median over a sparse sample of pixels on the table.
@@ -441,9 +631,16 @@ impl Detector {
         let n = g.width * g.height;
         self.coverage.resize(n, 0.0);
         let off = self.config.chroma_off_line as f32;
+        // Coverage below 0.2 counts as none, and `along` never exceeds |d| / len:
+        // pixels that close to the table's colour need no more work.
+        let near_table2 = (0.2 * len) * (0.2 * len);
         for i in 0..n {
             let c = self.chroma[i];
             let d = [c[0] as f64 - table[0], c[1] as f64 - table[1]];
+            if d[0] * d[0] + d[1] * d[1] < near_table2 {
+                self.coverage[i] = 0.0;
+                continue;
+            }
             let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
             let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len;
             let mut a = if (across as f32) < off {
@@ -455,8 +652,8 @@ impl Detector {
             if a > 0.3 {
                 for (k, other) in self.players.iter().enumerate() {
                     if k != player {
-                        let dk = (c[0] as f64 - other[0]).hypot(c[1] as f64 - other[1]);
-                        let dp = (c[0] as f64 - target[0]).hypot(c[1] as f64 - target[1]);
+                        let dk = dist2([c[0] as f64, c[1] as f64], *other);
+                        let dp = dist2([c[0] as f64, c[1] as f64], target);
                         if dk < dp {
                             a = 0.0;
                         }
@@ -683,16 +880,21 @@ impl Detector {
         };
         let off = self.config.chroma_off_line;
         for i in 0..n {
+            if !self.on_table[i] {
+                self.coverage[i] = 0.0;
+                continue;
+            }
             let c = self.chroma[i];
-            let dt = (c[0] as f64 - table[0]).hypot(c[1] as f64 - table[1]);
+            let c64 = [c[0] as f64, c[1] as f64];
+            let dt2 = dist2(c64, table);
             let near_player = self
                 .players
                 .iter()
-                .any(|p| (c[0] as f64 - p[0]).hypot(c[1] as f64 - p[1]) < 2.0 * off);
+                .any(|p| dist2(c64, *p) < 4.0 * off * off);
             // Skin and wood can share a hue; brightness tells them apart.
             let ratio = self.grey[i] / grey_median.max(1.0);
             let odd_brightness = !(0.35..=1.4).contains(&ratio);
-            self.coverage[i] = if (dt > 1.5 * off || odd_brightness) && !near_player {
+            self.coverage[i] = if (dt2 > 2.25 * off * off || odd_brightness) && !near_player {
                 1.0
             } else {
                 0.0
@@ -717,14 +919,15 @@ impl Detector {
                 .fold(0.0, f64::max);
             out.push((center, radius + g.mm_per_px));
             // Mark the blob, grown by two pixels, as hidden.
-            for v in b.v0.saturating_sub(2)..(b.v1 + 3).min(g.height) {
-                for u in b.u0.saturating_sub(2)..(b.u1 + 3).min(g.width) {
-                    let near = (v.saturating_sub(2)..(v + 3).min(g.height)).any(|vv| {
-                        (u.saturating_sub(2)..(u + 3).min(g.width))
-                            .any(|uu| self.labels[vv * g.width + uu] == b.label)
-                    });
-                    if near {
-                        self.hidden[v * g.width + u] = 1.0;
+            for v in b.v0..=b.v1 {
+                for u in b.u0..=b.u1 {
+                    if self.labels[v * g.width + u] != b.label {
+                        continue;
+                    }
+                    for vv in v.saturating_sub(2)..(v + 3).min(g.height) {
+                        for uu in u.saturating_sub(2)..(u + 3).min(g.width) {
+                            self.hidden[vv * g.width + uu] = 1.0;
+                        }
                     }
                 }
             }
@@ -732,7 +935,12 @@ impl Detector {
         out
     }
 
-    fn detect_coins(&mut self, g: &TopGrid, fish: &[FishSighting]) -> Vec<CoinSighting> {
+    fn detect_coins(
+        &mut self,
+        g: &TopGrid,
+        fish: &[FishSighting],
+        occluders: &[(Point, f64)],
+    ) -> Vec<CoinSighting> {
         let (w, h) = (g.width, g.height);
         let r_px = self.coin_radius / g.mm_per_px;
         // Sobel gradients of the grey image.
@@ -814,13 +1022,23 @@ impl Detector {
                 continue;
             }
             taken.push((u as f64, v as f64));
-            if let Some(c) = self.fit_circle(g, &edges, u as f64, v as f64, r_px) {
+            if let Some(c) = self
+                .fit_circle(g, &edges, u as f64, v as f64, r_px)
+                .filter(|c| {
+                    let (cu, cv) = g.px_from_table(c.pt_in_table);
+                    self.looks_like_coin(g, cu, cv, r_px).is_some()
+                })
+            {
                 // A coin cannot lie across a tag in the plane: such a circle is a rim.
                 let disc = crate::geometry::Disc::new(c.pt_in_table, self.coin_radius);
                 let covered = placed
                     .iter()
                     .any(|f| crate::geometry::fish_disc_overlap(f, &disc, -1.5));
+                let under_hand = occluders
+                    .iter()
+                    .any(|(center, radius)| (c.pt_in_table - center).norm() < *radius);
                 if !covered
+                    && !under_hand
                     && !coins
                         .iter()
                         .any(|o| (o.pt_in_table - c.pt_in_table).norm() < self.coin_radius)
@@ -851,7 +1069,7 @@ impl Detector {
             let mut bins = [false; 36];
             for &(u, v, nx, ny) in edges {
                 let (du, dv) = (u as f64 - cu, v as f64 - cv);
-                let d = du.hypot(dv);
+                let d = (du * du + dv * dv).sqrt();
                 if (d - r_px).abs() > band || d < 1e-6 {
                     continue;
                 }
@@ -1038,8 +1256,8 @@ mod tests {
                         for coin in coins {
                             let d = (p - coin).norm();
                             if d < items.coin.radius {
-                                let shade = 1.0 - 0.3 * d / items.coin.radius;
-                                c = [200.0 * shade, 140.0 * shade, 90.0 * shade];
+                                let shade = 1.0 - 0.15 * d / items.coin.radius;
+                                c = [235.0 * shade, 175.0 * shade, 110.0 * shade];
                             }
                         }
                         for (f, col) in &placed {

@@ -50,4 +50,6 @@ pub mod track;
 #[cfg(feature = "opencv")]
 pub mod vision;
 
+/// The command line needs the pixel stages, so it comes with the `opencv` feature.
+#[cfg(feature = "opencv")]
 pub mod cli;

@@ -62,6 +62,10 @@ pub struct AnalyseArgs {
     /// Don't print the scoreboard at the end.
     #[arg(long)]
     pub quiet: bool,
+    /// Also write every frame's detections (JSON lines), to replay the tracker
+    /// without video or to look at what the detector saw (one video only).
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub detections: Option<PathBuf>,
 }
 
 /// Everything the analysis of one clip needs besides the video.
@@ -70,11 +74,15 @@ struct Setup {
     calibration: TableCalibration,
     mm_per_px: f64,
     fps: Option<f64>,
+    detections: Option<PathBuf>,
 }
 
 pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
     if !(args.mm_per_px.is_finite() && args.mm_per_px >= 0.1 && args.mm_per_px <= 10.0) {
-        bail!("--mm-per-px must be between 0.1 and 10, got {}", args.mm_per_px);
+        bail!(
+            "--mm-per-px must be between 0.1 and 10, got {}",
+            args.mm_per_px
+        );
     }
     let videos = resolve_videos(&args.videos)?;
     let table_path = args
@@ -87,13 +95,18 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| super::bundled_dir("calibration").join("game.json"));
     let calibration = TableCalibration::load(&table_path)
         .with_context(|| format!("loading the table calibration {}", table_path.display()))?;
-    let game = Game::load(&game_path).with_context(|| format!("loading the game set-up {}", game_path.display()))?;
+    let game = Game::load(&game_path)
+        .with_context(|| format!("loading the game set-up {}", game_path.display()))?;
     let setup = Setup {
         game,
         calibration,
         mm_per_px: args.mm_per_px,
         fps: args.fps,
+        detections: args.detections.clone(),
     };
+    if setup.detections.is_some() && videos.len() > 1 {
+        bail!("--detections takes one video");
+    }
     let start = match &args.start {
         Some(p) => Some(load_start(p, &setup)?),
         None => None,
@@ -132,13 +145,20 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
                 "{}.record.json",
                 v.file_stem().and_then(|s| s.to_str()).unwrap_or("video")
             ));
-            let r = analyse_clips(std::slice::from_ref(v), &setup, start.clone()).and_then(|(rec, unseen)| {
-                rec.save(&out).with_context(|| format!("writing {}", out.display()))?;
-                if !unseen.is_empty() {
-                    bail!("wrote {} but the colour of {} was never seen", out.display(), unseen.join(", "));
-                }
-                Ok(out)
-            });
+            let r = analyse_clips(std::slice::from_ref(v), &setup, start.clone()).and_then(
+                |(rec, unseen)| {
+                    rec.save(&out)
+                        .with_context(|| format!("writing {}", out.display()))?;
+                    if !unseen.is_empty() {
+                        bail!(
+                            "wrote {} but the colour of {} was never seen",
+                            out.display(),
+                            unseen.join(", ")
+                        );
+                    }
+                    Ok(out)
+                },
+            );
             (v.clone(), r)
         })
         .collect();
@@ -161,7 +181,9 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
 /// Expands folders into the videos they hold; no argument means the bundled sample.
 fn resolve_videos(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     if given.is_empty() {
-        return Ok(vec![super::bundled_dir("samples").join("demo").join("match.avi")]);
+        return Ok(vec![super::bundled_dir("samples")
+            .join("demo")
+            .join("match.avi")]);
     }
     let mut out = Vec::new();
     for p in given {
@@ -170,14 +192,17 @@ fn resolve_videos(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
                 .with_context(|| format!("reading the folder {}", p.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| {
-                    f.extension()
-                        .and_then(|e| e.to_str())
-                        .is_some_and(|e| ["avi", "mp4", "mkv", "mov"].contains(&e.to_ascii_lowercase().as_str()))
+                    f.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                        ["avi", "mp4", "mkv", "mov"].contains(&e.to_ascii_lowercase().as_str())
+                    })
                 })
                 .collect();
             found.sort();
             if found.is_empty() {
-                bail!("{}: no videos (.avi .mp4 .mkv .mov) in this folder", p.display());
+                bail!(
+                    "{}: no videos (.avi .mp4 .mkv .mov) in this folder",
+                    p.display()
+                );
             }
             out.extend(found);
         } else if p.exists() {
@@ -217,7 +242,12 @@ fn load_start(path: &Path, setup: &Setup) -> anyhow::Result<Start> {
 
 fn start_from_record(record: &Record, setup: &Setup) -> anyhow::Result<Start> {
     let names: Vec<&str> = setup.game.players.iter().map(|p| p.name.as_str()).collect();
-    if record.players.iter().map(String::as_str).ne(names.iter().copied()) {
+    if record
+        .players
+        .iter()
+        .map(String::as_str)
+        .ne(names.iter().copied())
+    {
         bail!(
             "the record is from another game set-up (players {:?}, this game has {:?})",
             record.players,
@@ -227,7 +257,8 @@ fn start_from_record(record: &Record, setup: &Setup) -> anyhow::Result<Start> {
     let Some(last) = record.shots.last() else {
         bail!("the record has no shots to continue from");
     };
-    let (_, _, state) = crate::rules::rescore_detailed(&setup.game, &setup.calibration.table, record)?;
+    let (_, _, state) =
+        crate::rules::rescore_detailed(&setup.game, &setup.calibration.table, record)?;
     let poses = StartState {
         poses: last.end.clone(),
         next_player: Some(state.next_player),
@@ -245,7 +276,10 @@ fn validate_start(start: &StartState, setup: &Setup) -> anyhow::Result<()> {
     let table: &Table = &setup.calibration.table;
     for (id, pose) in &start.poses {
         if id.owner >= players {
-            bail!("{id} names player {} but the game has {players} players", id.owner);
+            bail!(
+                "{id} names player {} but the game has {players} players",
+                id.owner
+            );
         }
         check_pose(id, pose, table)?;
     }
@@ -256,7 +290,10 @@ fn validate_start(start: &StartState, setup: &Setup) -> anyhow::Result<()> {
     }
     if let Some(s) = &start.scores {
         if s.len() != players {
-            bail!("scores has {} entries but the game has {players} players", s.len());
+            bail!(
+                "scores has {} entries but the game has {players} players",
+                s.len()
+            );
         }
     }
     Ok(())
@@ -278,7 +315,11 @@ fn check_pose(id: &ItemId, pose: &Pose, table: &Table) -> anyhow::Result<()> {
 
 /// Analyses consecutive clips as one match: the record, and the players whose
 /// colour was never seen in any clip.
-fn analyse_clips(videos: &[PathBuf], setup: &Setup, start: Option<Start>) -> anyhow::Result<(Record, Vec<String>)> {
+fn analyse_clips(
+    videos: &[PathBuf],
+    setup: &Setup,
+    start: Option<Start>,
+) -> anyhow::Result<(Record, Vec<String>)> {
     let mut start = start;
     let mut merged: Option<Record> = None;
     let mut unseen_everywhere: Option<Vec<String>> = None;
@@ -321,7 +362,8 @@ fn analyse_one(
     start: Option<&Start>,
 ) -> anyhow::Result<(Record, MatchState, Vec<String>)> {
     let spec = video.to_string_lossy().to_string();
-    let mut reader = TopViewReader::open(&spec, &setup.calibration, setup.mm_per_px, VIEW_MARGIN_MM)?;
+    let mut reader =
+        TopViewReader::open(&spec, &setup.calibration, setup.mm_per_px, VIEW_MARGIN_MM)?;
     let fps = setup.fps.or(reader.fps()).unwrap_or(30.0);
     let grid = reader.grid();
     let colours: Vec<[u8; 3]> = setup
@@ -351,13 +393,21 @@ fn analyse_one(
     let footprint = detector.footprint().clone();
     let mut stopped: Option<String> = None;
     let mut frames = 0u64;
+    let mut dump = match &setup.detections {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        )),
+        None => None,
+    };
     loop {
         let mut batch = Vec::with_capacity(BATCH_FRAMES);
         while batch.len() < BATCH_FRAMES {
             match reader.next_view() {
                 Ok(Some(f)) => batch.push(f),
                 Ok(None) => break,
-                Err(e @ crate::vision::topview::TopViewError::SizeMismatch { .. }) => return Err(e.into()),
+                Err(e @ crate::vision::topview::TopViewError::SizeMismatch { .. }) => {
+                    return Err(e.into())
+                }
                 Err(e) => {
                     stopped = Some(format!("{e}"));
                     break;
@@ -377,11 +427,17 @@ fn analyse_one(
                     rgb: &f.bgr,
                     bgr: true,
                 };
-                det.detect(&view).to_frame_detections(f.index, players, &footprint)
+                det.detect(&view)
+                    .to_frame_detections(f.index, players, &footprint)
             })
             .collect();
         for (f, d) in batch.iter().zip(&dets) {
             analysis.push(f.index, d)?;
+            if let Some(out) = dump.as_mut() {
+                use std::io::Write;
+                serde_json::to_writer(&mut *out, d)?;
+                out.write_all(b"\n")?;
+            }
         }
         frames += batch.len() as u64;
         bar.inc(batch.len() as u64);
@@ -413,7 +469,12 @@ fn analyse_one(
     let unseen: Vec<String> = analysis
         .colours_never_seen()
         .iter()
-        .map(|p| format!("{} ({})", setup.game.players[*p].name, setup.game.players[*p].color))
+        .map(|p| {
+            format!(
+                "{} ({})",
+                setup.game.players[*p].name, setup.game.players[*p].color
+            )
+        })
         .collect();
     let (record, state) = analysis.finish(info)?;
     Ok((record, state, unseen))
