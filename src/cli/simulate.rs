@@ -155,9 +155,13 @@ fn render(
     match scenario.kind {
         Kind::Play => {
             let bar = super::progress_bar(truth.frames.len() as u64, "rendering");
-            render_video(truth, &scenario.render, &args.out.join(&args.video), |_| {
-                bar.inc(1)
-            })?;
+            render_video(
+                truth,
+                &scenario.render,
+                &args.out.join(&args.video),
+                args.codec.as_deref(),
+                |_| bar.inc(1),
+            )?;
             bar.finish_and_clear();
             if !args.png_frames.is_empty() {
                 let mut r = Renderer::new(truth, &scenario.render, truth.seed)?;

@@ -810,27 +810,54 @@ pub struct VideoOut {
 
 impl VideoOut {
     pub fn create(path: &Path, fps: f64, size: [u32; 2]) -> Result<VideoOut> {
+        VideoOut::create_with(path, fps, size, None)
+    }
+
+    /// As [`VideoOut::create`], with the codec (`mjpg`, `mp4v`) chosen.
+    pub fn create_with(
+        path: &Path,
+        fps: f64,
+        size: [u32; 2],
+        codec: Option<&str>,
+    ) -> Result<VideoOut> {
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
             .unwrap_or("avi")
             .to_ascii_lowercase();
-        let fourcc = match ext.as_str() {
-            "mp4" | "m4v" | "mov" => videoio::VideoWriter::fourcc('m', 'p', '4', 'v')?,
-            "avi" => videoio::VideoWriter::fourcc('M', 'J', 'P', 'G')?,
+        let by_ext = match ext.as_str() {
+            "mp4" | "m4v" | "mov" => "mp4v",
+            "avi" => "mjpg",
             other => {
                 return Err(RenderError::Invalid(format!(
                     "unsupported video extension `.{other}` (use .avi or .mp4)"
                 )))
             }
         };
-        let mut writer = videoio::VideoWriter::new(
-            path.to_string_lossy().as_ref(),
-            fourcc,
-            fps,
-            core::Size::new(size[0] as i32, size[1] as i32),
-            true,
-        )?;
+        let fourcc = match codec.unwrap_or(by_ext).to_ascii_lowercase().as_str() {
+            "mp4v" => videoio::VideoWriter::fourcc('m', 'p', '4', 'v')?,
+            "mjpg" => videoio::VideoWriter::fourcc('M', 'J', 'P', 'G')?,
+            other => {
+                return Err(RenderError::Invalid(format!(
+                    "unsupported codec `{other}` (use mjpg or mp4v)"
+                )))
+            }
+        };
+        let frame_size = core::Size::new(size[0] as i32, size[1] as i32);
+        let name = path.to_string_lossy();
+        // OpenCV's own AVI writer only knows MJPG: mp4v goes through FFmpeg.
+        let mut writer = if fourcc == videoio::VideoWriter::fourcc('M', 'J', 'P', 'G')? {
+            videoio::VideoWriter::new(name.as_ref(), fourcc, fps, frame_size, true)?
+        } else {
+            videoio::VideoWriter::new_with_backend(
+                name.as_ref(),
+                videoio::CAP_FFMPEG,
+                fourcc,
+                fps,
+                frame_size,
+                true,
+            )?
+        };
         if !writer.is_opened()? {
             return Err(RenderError::Invalid(format!(
                 "cannot open {} for writing",
@@ -870,10 +897,11 @@ pub fn render_video(
     truth: &Truth,
     spec: &RenderSpec,
     path: &Path,
+    codec: Option<&str>,
     mut progress: impl FnMut(u64),
 ) -> Result<()> {
     let mut r = Renderer::new(truth, spec, truth.seed)?;
-    let mut out = VideoOut::create(path, truth.video.fps, truth.camera.image_size)?;
+    let mut out = VideoOut::create_with(path, truth.video.fps, truth.camera.image_size, codec)?;
     let mut prev: Option<&FrameTruth> = None;
     for f in &truth.frames {
         let img = r.render_frame(prev, f, truth.video.fps)?;
