@@ -1011,7 +1011,7 @@ impl Detector {
                 }
             }
         }
-        peaks.sort_by(|a, b| b.0.cmp(&a.0));
+        peaks.sort_by_key(|p| std::cmp::Reverse(p.0));
         let mut coins: Vec<CoinSighting> = Vec::new();
         let mut taken: Vec<(f64, f64)> = Vec::new();
         for &(_, u, v) in &peaks {
