@@ -75,7 +75,7 @@ pub fn board_poses(
     count: usize,
     seed: u64,
 ) -> Vec<BoardPose> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xB0A4_D5);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x00B0_A4D5);
     let [w, h] = camera.intrinsics.image_size;
     let (w, h) = (w as f64, h as f64);
     let fx = camera.intrinsics.fx();
