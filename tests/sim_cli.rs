@@ -130,3 +130,32 @@ fn a_small_run_writes_video_truth_camera_and_table() {
         assert!(cal.join(f).exists(), "{f} missing");
     }
 }
+
+#[test]
+fn the_same_seed_gives_the_same_video() {
+    let dir = tempfile::tempdir().unwrap();
+    let render = |name: &str| {
+        let out = dir.path().join(name);
+        let (code, err) = run(&[
+            "simulate",
+            "--scenario",
+            "single-shot",
+            "--seed",
+            "5",
+            "--size",
+            "192x108",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        (
+            std::fs::read(out.join("video.avi")).unwrap(),
+            std::fs::read(out.join("truth.json")).unwrap(),
+        )
+    };
+    let (video_a, truth_a) = render("a");
+    let (video_b, truth_b) = render("b");
+    assert_eq!(truth_a, truth_b, "truth differs between two runs of one seed");
+    assert!(video_a.len() > 1000);
+    assert!(video_a == video_b, "the video differs between two runs of one seed");
+}
