@@ -30,10 +30,16 @@ pub struct ItemId {
 
 impl ItemId {
     pub const fn fish(owner: PlayerIdx) -> Self {
-        ItemId { kind: ItemKind::Fish, owner }
+        ItemId {
+            kind: ItemKind::Fish,
+            owner,
+        }
     }
     pub const fn coin(owner: PlayerIdx) -> Self {
-        ItemId { kind: ItemKind::Coin, owner }
+        ItemId {
+            kind: ItemKind::Coin,
+            owner,
+        }
     }
     pub fn is_fish(&self) -> bool {
         self.kind == ItemKind::Fish
@@ -108,7 +114,11 @@ pub struct Pose {
 
 impl Pose {
     pub fn fish(x: f64, y: f64, theta: f64) -> Self {
-        Pose { x, y, theta: Some(theta) }
+        Pose {
+            x,
+            y,
+            theta: Some(theta),
+        }
     }
     pub fn coin(x: f64, y: f64) -> Self {
         Pose { x, y, theta: None }

@@ -155,7 +155,13 @@ fn the_same_seed_gives_the_same_video() {
     };
     let (video_a, truth_a) = render("a");
     let (video_b, truth_b) = render("b");
-    assert_eq!(truth_a, truth_b, "truth differs between two runs of one seed");
+    assert_eq!(
+        truth_a, truth_b,
+        "truth differs between two runs of one seed"
+    );
     assert!(video_a.len() > 1000);
-    assert!(video_a == video_b, "the video differs between two runs of one seed");
+    assert!(
+        video_a == video_b,
+        "the video differs between two runs of one seed"
+    );
 }

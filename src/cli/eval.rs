@@ -31,8 +31,13 @@ pub struct TruthFrames<'a> {
 
 impl<'a> TruthFrames<'a> {
     pub fn new(truth: &'a Truth) -> Self {
-        let frames: BTreeMap<FrameIdx, &FrameTruth> = truth.frames.iter().map(|f| (f.frame, f)).collect();
-        let mut items: Vec<ItemId> = truth.frames.iter().flat_map(|f| f.items.keys().copied()).collect();
+        let frames: BTreeMap<FrameIdx, &FrameTruth> =
+            truth.frames.iter().map(|f| (f.frame, f)).collect();
+        let mut items: Vec<ItemId> = truth
+            .frames
+            .iter()
+            .flat_map(|f| f.items.keys().copied())
+            .collect();
         items.sort();
         items.dedup();
         TruthFrames { frames, items }
@@ -51,13 +56,22 @@ impl TruthPoses for TruthFrames<'_> {
 
 /// The truth as a record with its scores filled by the rules engine.
 pub fn scored_truth(truth: &Truth) -> anyhow::Result<Record> {
-    let table = Table::new(truth.table_mm.iter().map(|&[x, y]| Point::new(x, y)).collect())
-        .context("the truth's table polygon")?;
+    let table = Table::new(
+        truth
+            .table_mm
+            .iter()
+            .map(|&[x, y]| Point::new(x, y))
+            .collect(),
+    )
+    .context("the truth's table polygon")?;
     crate::rules::rescore(&truth.game, &table, &truth.to_record()).context("scoring the truth")
 }
 
 /// Evaluates one record against one truth file.
-pub fn evaluate_files(record: &std::path::Path, truth: &std::path::Path) -> anyhow::Result<Evaluation> {
+pub fn evaluate_files(
+    record: &std::path::Path,
+    truth: &std::path::Path,
+) -> anyhow::Result<Evaluation> {
     let rec = Record::load(record)?;
     let truth = Truth::load(truth)?;
     if rec.players.len() != truth.players.len() {

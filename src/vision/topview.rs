@@ -100,7 +100,10 @@ impl TopViewReader {
             return Ok(None);
         };
         if !self.checked {
-            let size = frame.image.size().map_err(|e| TopViewError::OpenCv(self.source.spec().to_string(), e))?;
+            let size = frame
+                .image
+                .size()
+                .map_err(|e| TopViewError::OpenCv(self.source.spec().to_string(), e))?;
             let [cw, ch] = self.camera_size;
             if size.width as u32 != cw || size.height as u32 != ch {
                 return Err(TopViewError::SizeMismatch {
