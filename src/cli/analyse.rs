@@ -452,6 +452,13 @@ fn analyse_one(
             None => bail!("{}: the video has no frames", video.display()),
         }
     }
+    if stopped.is_none() {
+        if let Some(expected) = reader.len().filter(|n| frames < *n) {
+            stopped = Some(format!(
+                "the file says {expected} frames; it may be truncated"
+            ));
+        }
+    }
     if let Some(why) = &stopped {
         eprintln!(
             "fishtrack: warning: {}: stopped after {frames} frames ({why}); the record covers what was read",

@@ -40,6 +40,7 @@ pub enum Command {
 
 /// Parses the arguments, runs the command, and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
+    quiet_video_backends();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -50,6 +51,21 @@ pub fn main() -> ExitCode {
             // One line: the context chain joined by ": ".
             eprintln!("fishtrack: error: {err:#}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// OpenCV's GStreamer backend and its logger print pages of warnings on a file they
+/// cannot read, burying our one-line error; FFmpeg reads every format we write. A user
+/// who sets these variables keeps their own values.
+fn quiet_video_backends() {
+    for (key, value) in [
+        ("OPENCV_VIDEOIO_PRIORITY_GSTREAMER", "0"),
+        ("OPENCV_VIDEOIO_PRIORITY_CV_IMAGES", "0"),
+        ("OPENCV_LOG_LEVEL", "FATAL"),
+    ] {
+        if std::env::var_os(key).is_none() {
+            std::env::set_var(key, value);
         }
     }
 }
