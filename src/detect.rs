@@ -437,9 +437,9 @@ impl Detector {
                 .collect();
             self.on_table_grid = Some(g);
         }
-        let table_chroma = self.table_chroma(&g);
         self.table_look = self.surface_look(&g, true);
         self.floor_look = self.surface_look(&g, false);
+        let table_chroma = self.table_look.chroma;
         let mut sightings = Sightings {
             occluders: self.detect_occluders(&g, table_chroma),
             ..Default::default()
@@ -589,34 +589,6 @@ impl Detector {
                 });
             }
         }
-    }
-
-    /// The table's own chroma: the median over a sparse sample of pixels on the table.
-    fn table_chroma(&self, g: &TopGrid) -> [f64; 2] {
-        let mut rs = Vec::new();
-        let mut gs = Vec::new();
-        let step = 5;
-        for v in (0..g.height).step_by(step) {
-            for u in (0..g.width).step_by(step) {
-                if self
-                    .table
-                    .signed_distance(g.table_from_px(u as f64, v as f64))
-                    > 5.0
-                {
-                    let c = self.chroma[v * g.width + u];
-                    rs.push(c[0]);
-                    gs.push(c[1]);
-                }
-            }
-        }
-        let median = |v: &mut Vec<f32>| {
-            if v.is_empty() {
-                return 1.0 / 3.0;
-            }
-            let mid = v.len() / 2;
-            *v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1 as f64
-        };
-        [median(&mut rs), median(&mut gs)]
     }
 
     fn detect_fish(&mut self, g: &TopGrid, player: usize, table: [f64; 2]) -> Option<FishSighting> {
@@ -1108,28 +1080,6 @@ impl Detector {
             rim_seen,
         })
     }
-}
-
-/// Algebraic (Kåsa) least-squares circle fit: (cx, cy, r).
-#[allow(dead_code)]
-fn kasa_fit(pts: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
-    let n = pts.len() as f64;
-    let (mx, my) = pts
-        .iter()
-        .fold((0.0, 0.0), |a, p| (a.0 + p.0 / n, a.1 + p.1 / n));
-    let mut m = nalgebra::Matrix3::<f64>::zeros();
-    let mut b = nalgebra::Vector3::<f64>::zeros();
-    for &(x, y) in pts {
-        let (x, y) = (x - mx, y - my);
-        let row = nalgebra::Vector3::new(x, y, 1.0);
-        let z = x * x + y * y;
-        m += row * row.transpose();
-        b += row * z;
-    }
-    let sol = m.lu().solve(&b)?;
-    let (cx, cy) = (sol.x / 2.0, sol.y / 2.0);
-    let r2 = sol.z + cx * cx + cy * cy;
-    (r2 > 0.0).then(|| (cx + mx, cy + my, r2.sqrt()))
 }
 
 fn bilinear(img: &[f32], w: usize, h: usize, u: f64, v: f64) -> f32 {

@@ -230,10 +230,7 @@ fn load_start(path: &Path, setup: &Setup) -> anyhow::Result<Start> {
     }
     let poses: StartState = load_json(path)?;
     validate_start(&poses, setup).with_context(|| format!("{}", path.display()))?;
-    let mut state = MatchState::from_start(&setup.game, &poses);
-    if let Some(p) = poses.next_player {
-        state.next_player = p;
-    }
+    let state = MatchState::from_start(&setup.game, &poses);
     Ok(Start {
         poses,
         state: Some(state),
