@@ -354,6 +354,15 @@ impl Look {
     }
 }
 
+/// The median of a sample (reordered in place), `None` when it is empty.
+fn median_of(v: &mut [f32]) -> Option<f32> {
+    if v.is_empty() {
+        return None;
+    }
+    let mid = v.len() / 2;
+    Some(*v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1)
+}
+
 /// Squared distance between two chroma points (`hypot` is needlessly slow per pixel).
 fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {
     (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1])
@@ -468,13 +477,7 @@ impl Detector {
                 }
             }
         }
-        let median = |v: &mut Vec<f32>, default: f64| {
-            if v.is_empty() {
-                return default;
-            }
-            let mid = v.len() / 2;
-            *v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1 as f64
-        };
+        let median = |v: &mut Vec<f32>, default: f64| median_of(v).map_or(default, f64::from);
         Look {
             chroma: [median(&mut r, 1.0 / 3.0), median(&mut gg, 1.0 / 3.0)],
             grey: median(&mut grey, 128.0),
@@ -842,13 +845,9 @@ impl Detector {
         self.coverage.resize(n, 0.0);
         self.hidden.clear();
         self.hidden.resize(n, 0.0);
-        let grey_median = {
-            let mut v: Vec<f32> = self.grey.iter().step_by(7).copied().collect();
-            if v.is_empty() {
-                return Vec::new();
-            }
-            let mid = v.len() / 2;
-            *v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1
+        let mut sample: Vec<f32> = self.grey.iter().step_by(7).copied().collect();
+        let Some(grey_median) = median_of(&mut sample) else {
+            return Vec::new();
         };
         let off = self.config.chroma_off_line;
         for i in 0..n {

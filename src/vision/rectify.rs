@@ -113,19 +113,30 @@ impl Undistorter {
 
     /// The undistorted frame (bilinear); the frame must have the camera's image size.
     pub fn undistort(&self, frame: &Mat) -> Result<Mat, RectifyError> {
-        check_frame(frame, &self.camera)?;
-        let mut out = Mat::default();
-        imgproc::remap(
-            frame,
-            &mut out,
-            &self.map1,
-            &self.map2,
-            imgproc::INTER_LINEAR,
-            opencv::core::BORDER_CONSTANT,
-            Scalar::all(0.0),
-        )?;
-        Ok(out)
+        remap_frame(frame, &self.camera, &self.map1, &self.map2)
     }
+}
+
+/// One bilinear `remap` through precomputed maps, black where the maps point outside
+/// the frame; the frame must have the camera's image size.
+fn remap_frame(
+    frame: &Mat,
+    camera: &CameraIntrinsics,
+    map1: &Mat,
+    map2: &Mat,
+) -> Result<Mat, RectifyError> {
+    check_frame(frame, camera)?;
+    let mut out = Mat::default();
+    imgproc::remap(
+        frame,
+        &mut out,
+        map1,
+        map2,
+        imgproc::INTER_LINEAR,
+        opencv::core::BORDER_CONSTANT,
+        Scalar::all(0.0),
+    )?;
+    Ok(out)
 }
 
 /// The top-down view of the table at a fixed scale (see the module docs for its frame).
@@ -188,18 +199,7 @@ impl TableRectifier {
     /// The top-down view of a (distorted) camera frame: one `remap`, bilinear, black
     /// outside the camera's view.
     pub fn rectify(&self, frame: &Mat) -> Result<Mat, RectifyError> {
-        check_frame(frame, &self.camera)?;
-        let mut out = Mat::default();
-        imgproc::remap(
-            frame,
-            &mut out,
-            &self.map1,
-            &self.map2,
-            imgproc::INTER_LINEAR,
-            opencv::core::BORDER_CONSTANT,
-            Scalar::all(0.0),
-        )?;
-        Ok(out)
+        remap_frame(frame, &self.camera, &self.map1, &self.map2)
     }
 
     pub fn mm_per_px(&self) -> f64 {
