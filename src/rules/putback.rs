@@ -5,7 +5,10 @@
 //! point × orientations, the fish wholly on the table with its outline within 3 mm of
 //! the edge, touching nothing; when the own coin is also off the table (R9) the coin
 //! must then fit in the hole on the table. Also checks an observed put-back pose
-//! against the same rules within a tolerance. Uses: config, geometry, model, scene.
+//! against the same rules within a tolerance. The search and the check measure
+//! "where the fish touches the edge" alike ([`touch_position`]: beneath its part
+//! within 3 mm of an edge, nearest the exit, on whichever edge near a corner).
+//! Uses: config, geometry, model, scene.
 //!
 //! Speed (a crowded 8-player table, well under 1 ms): capsule bounds
 //! (`geometry::capsule`) settle nearly every "does this pose touch that item" test
@@ -77,7 +80,8 @@ pub struct FishPutBack {
     pub reason: String,
     /// Where along the edge (arc length, mm) the exit point lies, for R6b/c.
     pub exit_s: f64,
-    /// Where along the edge the computed pose touches it (R6b/c).
+    /// Where along the edge the computed pose touches it nearest the exit (R6b/c,
+    /// see [`touch_position`]); R6b when that is the exit point itself.
     pub contact_s: Option<f64>,
 }
 
