@@ -16,7 +16,7 @@ use crate::record::VideoInfo;
 use crate::replay::avi::{AviError, MjpegAviWriter};
 use crate::replay::timeline::{row_frame, row_pose, Phase};
 use crate::replay::Scene;
-use opencv::core::{Mat, Point as CvPoint, Rect, Scalar, Size, Vector};
+use opencv::core::{Mat, Point as CvPoint, Rect, Scalar, Vector};
 use opencv::prelude::*;
 use opencv::{imgcodecs, imgproc, videoio};
 use std::path::{Path, PathBuf};
@@ -30,6 +30,8 @@ pub enum AnnotateError {
     Io { path: PathBuf, source: AviError },
     #[error("{0}")]
     Mismatch(String),
+    #[error("cannot decode frame {frame} of {path}")]
+    Decode { path: PathBuf, frame: FrameIdx },
     #[error("{path} ended after {read} frames, expected {expected}")]
     Ended {
         path: PathBuf,
@@ -564,22 +566,86 @@ impl JpegEncoder {
     }
 }
 
-/// A decoded frame on its way through the pipeline; `seq` is its place among the
-/// distinct frames of the plan.
+/// A frame on its way through the pipeline; `seq` is its place among the distinct
+/// frames of the plan.
 struct Job {
     seq: usize,
     frame: FrameIdx,
-    img: Mat,
+    data: Packet,
+}
+
+enum Packet {
+    /// Decoded by the capture (FFmpeg).
+    Image(Mat),
+    /// A Motion-JPEG frame as stored (1 x N bytes), for a worker to decode.
+    Jpeg(Mat),
+}
+
+/// Decodes stored Motion-JPEG frames to BGR with zune-jpeg (through `image`), into
+/// buffers it keeps. Faster than FFmpeg's decoder with its colour conversion, and
+/// than OpenCV's `imdecode` (which swaps channels in a plain loop); and silent,
+/// where libjpeg prints "Corrupt JPEG data" for every frame of OpenCV's own MJPG
+/// writer whose last byte is short of bits (frames that decode correctly).
+#[derive(Default)]
+struct FrameDecoder {
+    rgb: Mat,
+    bgr: Mat,
+}
+
+impl FrameDecoder {
+    /// The frame in `packet` (1 x N bytes), or `None` if it is not a JPEG image
+    /// this decoder reads.
+    fn decode(&mut self, packet: &Mat) -> Option<&mut Mat> {
+        use image::ImageDecoder;
+        let bytes = packet.data_bytes().ok()?;
+        let dec = image::codecs::jpeg::JpegDecoder::new(std::io::Cursor::new(bytes)).ok()?;
+        let (w, h) = dec.dimensions();
+        if dec.color_type() != image::ColorType::Rgb8 {
+            return None; // grey or CMYK: left to FFmpeg
+        }
+        let (w, h) = (i32::try_from(w).ok()?, i32::try_from(h).ok()?);
+        if (self.rgb.cols(), self.rgb.rows()) != (w, h) {
+            self.rgb =
+                Mat::new_rows_cols_with_default(h, w, opencv::core::CV_8UC3, 0.into()).ok()?;
+        }
+        dec.read_image(self.rgb.data_bytes_mut().ok()?).ok()?;
+        imgproc::cvt_color_def(&self.rgb, &mut self.bgr, imgproc::COLOR_RGB2BGR).ok()?;
+        Some(&mut self.bgr)
+    }
+}
+
+/// Whether `input` is Motion-JPEG whose stored frames [`FrameDecoder`] reads
+/// (checked on the first frame). Such frames are decoded on the workers, in
+/// parallel; other codecs (mp4v, H.264) need the capture's decoder, one frame after
+/// the other.
+fn jpeg_packets_decodable(input: &Path, probe: &VideoProbe) -> bool {
+    let check = || -> Result<bool, AnnotateError> {
+        let mut cap = open(input)?;
+        let fourcc = cap.get(videoio::CAP_PROP_FOURCC)? as u32;
+        if !fourcc.to_le_bytes().eq_ignore_ascii_case(b"MJPG") {
+            return Ok(false);
+        }
+        let mut packet = Mat::default();
+        if !cap.set(videoio::CAP_PROP_FORMAT, -1.0)? || !cap.read(&mut packet)? {
+            return Ok(false);
+        }
+        let size = (probe.width as i32, probe.height as i32);
+        Ok(FrameDecoder::default()
+            .decode(&packet)
+            .is_some_and(|img| (img.cols(), img.rows()) == size))
+    };
+    // Any doubt means the capture's own decoder, which is slower but always right.
+    check().unwrap_or(false)
 }
 
 /// Renders the annotated video of `input` into `output` (MJPG .avi). `progress` is
 /// called with the number of frames written so far.
 ///
-/// Three stages run at once: one thread decodes, a worker per core draws and
-/// JPEG-encodes (frames are independent), and the calling thread stores the JPEGs in
-/// plan order. A frame that `--slow` repeats is drawn and encoded once and stored
-/// as many times as the plan asks. Decoded frame buffers go back to the decoder,
-/// so a frame costs no 2.7 MB allocation.
+/// Three stages run at once: one thread reads (and, unless the input is Motion-JPEG,
+/// decodes), a worker per core decodes JPEG input, draws and JPEG-encodes (frames
+/// are independent), and the calling thread stores the JPEGs in plan order. A frame
+/// that `--slow` repeats is drawn and encoded once and stored as many times as the
+/// plan asks. Frame buffers are reused, so a frame costs no 2.7 MB allocation.
 pub fn annotate_video(
     scene: &Scene,
     calib: &TableCalibration,
@@ -595,7 +661,6 @@ pub fn annotate_video(
     } else {
         scene.fps
     };
-    let size = Size::new(probe.width as i32, probe.height as i32);
     // The plan is non-decreasing: runs of one frame are what `--slow` repeats.
     let mut runs: Vec<(FrameIdx, u64)> = Vec::new();
     for &f in &plan {
@@ -604,146 +669,23 @@ pub fn annotate_video(
             _ => runs.push((f, 1)),
         }
     }
-    let file = std::fs::File::create(output).map_err(|e| AnnotateError::Io {
-        path: output.to_path_buf(),
-        source: e.into(),
-    })?;
-    let io_err = |e: AviError| AnnotateError::Io {
-        path: output.to_path_buf(),
-        source: e,
-    };
-    let mut avi = MjpegAviWriter::create(
-        std::io::BufWriter::with_capacity(1 << 20, file),
-        probe.width,
-        probe.height,
-        fps,
-    )
-    .map_err(io_err)?;
     let annotator = Annotator::new(scene, calib);
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .clamp(1, 8);
-
-    // Bounded queues keep a few frames in flight, enough to keep every stage busy.
-    let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Job>(2 * workers);
-    // Shared by the workers and dropped with the last of them, so the decoder stops
-    // (instead of waiting forever) when they do.
-    let job_rx = std::sync::Arc::new(std::sync::Mutex::new(job_rx));
-    type Done = Result<(usize, Vec<u8>), AnnotateError>;
-    let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Done>(4 * workers);
-    let (pool_tx, pool_rx) = std::sync::mpsc::sync_channel::<Mat>(4 * workers);
-    let input_path = input.to_path_buf();
-    let mut written = 0u64;
-    std::thread::scope(|scope| -> Result<(), AnnotateError> {
-        let decoded_done = done_tx.clone();
-        let runs_ref = &runs;
-        scope.spawn(move || {
-            let read = || -> Result<(), AnnotateError> {
-                let mut cap = open(&input_path)?;
-                // `next` is the index of the frame the capture returns on its next read.
-                let mut next: FrameIdx = 0;
-                let ended = |read| AnnotateError::Ended {
-                    path: input_path.clone(),
-                    read,
-                    expected: probe.frames,
-                };
-                for (seq, &(f, _)) in runs_ref.iter().enumerate() {
-                    while next < f {
-                        if !cap.grab()? {
-                            return Err(ended(next));
-                        }
-                        next += 1;
-                    }
-                    let mut img = pool_rx.try_recv().unwrap_or_default();
-                    if !cap.read(&mut img)? || img.empty() {
-                        return Err(ended(next));
-                    }
-                    next += 1;
-                    if job_tx.send(Job { seq, frame: f, img }).is_err() {
-                        return Ok(()); // the workers stopped: nothing more to do
-                    }
-                }
-                Ok(())
-            };
-            if let Err(e) = read() {
-                let _ = decoded_done.send(Err(e));
-            }
-        });
-        for _ in 0..workers {
-            let (job_rx, done_tx, pool_tx) = (job_rx.clone(), done_tx.clone(), pool_tx.clone());
-            let annotator = &annotator;
-            scope.spawn(move || {
-                let mut jpeg = JpegEncoder::default();
-                loop {
-                    let job = match job_rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(Job {
-                        seq,
-                        frame,
-                        mut img,
-                    }) = job
-                    else {
-                        return; // the decoder is done
-                    };
-                    let out = if img.cols() != size.width || img.rows() != size.height {
-                        Err(AnnotateError::Mismatch(format!(
-                            "{}: frame {frame} is {}x{}, expected {}x{}",
-                            input.display(),
-                            img.cols(),
-                            img.rows(),
-                            size.width,
-                            size.height
-                        )))
-                    } else {
-                        annotator
-                            .draw(&mut img, frame, opts.slow)
-                            .and_then(|()| jpeg.encode(&img).map(|b| (seq, b.to_vec())))
-                            .map_err(AnnotateError::from)
-                    };
-                    let failed = out.is_err();
-                    if done_tx.send(out).is_err() || failed {
-                        return;
-                    }
-                    let _ = pool_tx.try_send(img);
-                }
-            });
-        }
-        drop(job_rx);
-        drop(done_tx);
-        drop(pool_tx);
-        // Owned here so that returning early (an error) hangs up on the workers.
-        let done_rx = done_rx;
-
-        // Frames finish out of order; they are stored in plan order.
-        let mut pending = std::collections::BTreeMap::new();
-        let mut next_seq = 0;
-        while next_seq < runs.len() {
-            let Ok(done) = done_rx.recv() else {
-                return Err(AnnotateError::Ended {
-                    path: input.to_path_buf(),
-                    read: runs[next_seq].0,
-                    expected: probe.frames,
-                });
-            };
-            let (seq, bytes) = done?;
-            pending.insert(seq, bytes);
-            while let Some(bytes) = pending.remove(&next_seq) {
-                for _ in 0..runs[next_seq].1 {
-                    avi.write_frame(&bytes).map_err(io_err)?;
-                    written += 1;
-                    if written % 16 == 0 {
-                        progress(written);
-                    }
-                }
-                next_seq += 1;
-            }
-        }
-        Ok(())
-    })?;
-    avi.finish().map_err(io_err)?;
+    let job = Render {
+        annotator: &annotator,
+        input,
+        output,
+        probe,
+        fps,
+        slow: opts.slow,
+        runs: &runs,
+    };
+    let raw = jpeg_packets_decodable(input, &probe);
+    let written = match job.run(raw, &mut progress) {
+        // A later frame libjpeg cannot read (the first one it could): start again
+        // with the capture's decoder rather than refuse a video FFmpeg plays.
+        Err(AnnotateError::Decode { .. }) if raw => job.run(false, &mut progress)?,
+        r => r?,
+    };
     progress(written);
     Ok(AnnotateSummary {
         frames_written: written,
@@ -751,4 +693,194 @@ pub fn annotate_video(
         height: probe.height,
         fps,
     })
+}
+
+/// One rendering pass of [`annotate_video`].
+struct Render<'a> {
+    annotator: &'a Annotator<'a>,
+    input: &'a Path,
+    output: &'a Path,
+    probe: VideoProbe,
+    fps: f64,
+    slow: u32,
+    runs: &'a [(FrameIdx, u64)],
+}
+
+impl Render<'_> {
+    /// Writes the whole output; `raw`: the workers decode the stored JPEG frames.
+    fn run(&self, raw: bool, progress: &mut dyn FnMut(u64)) -> Result<u64, AnnotateError> {
+        let (input, output, probe, runs) = (self.input, self.output, self.probe, self.runs);
+        let file = std::fs::File::create(output).map_err(|e| AnnotateError::Io {
+            path: output.to_path_buf(),
+            source: e.into(),
+        })?;
+        let io_err = |e: AviError| AnnotateError::Io {
+            path: output.to_path_buf(),
+            source: e,
+        };
+        let mut avi = MjpegAviWriter::create(
+            std::io::BufWriter::with_capacity(1 << 20, file),
+            probe.width,
+            probe.height,
+            self.fps,
+        )
+        .map_err(io_err)?;
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(1, 8);
+
+        // Bounded queues keep a few frames in flight, enough to keep every stage busy.
+        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Job>(2 * workers);
+        // Shared by the workers and dropped with the last of them, so the reader stops
+        // (instead of waiting forever) when they do.
+        let job_rx = std::sync::Arc::new(std::sync::Mutex::new(job_rx));
+        type Done = Result<(usize, Vec<u8>), AnnotateError>;
+        let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Done>(4 * workers);
+        // Decoded frames go back to the reader for reuse.
+        let (pool_tx, pool_rx) = std::sync::mpsc::sync_channel::<Mat>(4 * workers);
+        let mut written = 0u64;
+        std::thread::scope(|scope| -> Result<(), AnnotateError> {
+            let read_done = done_tx.clone();
+            scope.spawn(move || {
+                let read = || -> Result<(), AnnotateError> {
+                    let mut cap = open(input)?;
+                    if raw && !cap.set(videoio::CAP_PROP_FORMAT, -1.0)? {
+                        return Err(AnnotateError::Decode {
+                            path: input.to_path_buf(),
+                            frame: 0,
+                        });
+                    }
+                    // `next` is the index of the frame the capture returns on its next read.
+                    let mut next: FrameIdx = 0;
+                    let ended = |read| AnnotateError::Ended {
+                        path: input.to_path_buf(),
+                        read,
+                        expected: probe.frames,
+                    };
+                    for (seq, &(frame, _)) in runs.iter().enumerate() {
+                        while next < frame {
+                            if !cap.grab()? {
+                                return Err(ended(next));
+                            }
+                            next += 1;
+                        }
+                        let mut m = if raw {
+                            Mat::default()
+                        } else {
+                            pool_rx.try_recv().unwrap_or_default()
+                        };
+                        if !cap.read(&mut m)? || m.empty() {
+                            return Err(ended(next));
+                        }
+                        next += 1;
+                        let data = if raw {
+                            Packet::Jpeg(m)
+                        } else {
+                            Packet::Image(m)
+                        };
+                        if job_tx.send(Job { seq, frame, data }).is_err() {
+                            return Ok(()); // the workers stopped: nothing more to do
+                        }
+                    }
+                    Ok(())
+                };
+                if let Err(e) = read() {
+                    let _ = read_done.send(Err(e));
+                }
+            });
+            for _ in 0..workers {
+                let (job_rx, done_tx, pool_tx) = (job_rx.clone(), done_tx.clone(), pool_tx.clone());
+                scope.spawn(move || {
+                    let mut jpeg = JpegEncoder::default();
+                    let mut decoder = FrameDecoder::default();
+                    loop {
+                        let job = match job_rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(Job { seq, frame, data }) = job else {
+                            return; // the reader is done
+                        };
+                        let (out, back) = match data {
+                            Packet::Image(mut img) => {
+                                (self.frame(&mut img, seq, frame, &mut jpeg), Some(img))
+                            }
+                            Packet::Jpeg(packet) => {
+                                let out = match decoder.decode(&packet) {
+                                    Some(img) => self.frame(img, seq, frame, &mut jpeg),
+                                    None => Err(AnnotateError::Decode {
+                                        path: input.to_path_buf(),
+                                        frame,
+                                    }),
+                                };
+                                (out, None)
+                            }
+                        };
+                        let failed = out.is_err();
+                        if done_tx.send(out).is_err() || failed {
+                            return;
+                        }
+                        if let Some(img) = back {
+                            let _ = pool_tx.try_send(img);
+                        }
+                    }
+                });
+            }
+            drop(job_rx);
+            drop(done_tx);
+            drop(pool_tx);
+            // Owned here so that returning early (an error) hangs up on the workers.
+            let done_rx = done_rx;
+
+            // Frames finish out of order; they are stored in plan order.
+            let mut pending = std::collections::BTreeMap::new();
+            let mut next_seq = 0;
+            while next_seq < runs.len() {
+                let Ok(done) = done_rx.recv() else {
+                    return Err(AnnotateError::Ended {
+                        path: input.to_path_buf(),
+                        read: runs[next_seq].0,
+                        expected: probe.frames,
+                    });
+                };
+                let (seq, bytes) = done?;
+                pending.insert(seq, bytes);
+                while let Some(bytes) = pending.remove(&next_seq) {
+                    for _ in 0..runs[next_seq].1 {
+                        avi.write_frame(&bytes).map_err(io_err)?;
+                        written += 1;
+                        if written % 16 == 0 {
+                            progress(written);
+                        }
+                    }
+                    next_seq += 1;
+                }
+            }
+            Ok(())
+        })?;
+        avi.finish().map_err(io_err)?;
+        Ok(written)
+    }
+
+    /// Draws on one decoded frame and JPEG-encodes it.
+    fn frame(
+        &self,
+        img: &mut Mat,
+        seq: usize,
+        frame: FrameIdx,
+        jpeg: &mut JpegEncoder,
+    ) -> Result<(usize, Vec<u8>), AnnotateError> {
+        let (w, h) = (self.probe.width as i32, self.probe.height as i32);
+        if img.cols() != w || img.rows() != h {
+            return Err(AnnotateError::Mismatch(format!(
+                "{}: frame {frame} is {}x{}, expected {w}x{h}",
+                self.input.display(),
+                img.cols(),
+                img.rows(),
+            )));
+        }
+        self.annotator.draw(img, frame, self.slow)?;
+        Ok((seq, jpeg.encode(img)?.to_vec()))
+    }
 }
