@@ -397,9 +397,6 @@ fn search_r6a(
         return None;
     }
     let n = params.orientations_r6a.max(1);
-    let outlines = rotated_outlines(footprint, n);
-    let capsules = rotated_capsules(footprint, n);
-    let frames = EdgeFrames::new(table, &outlines);
     let crowd = Crowd::new(obstacles);
     let reach = footprint.reach();
     // Point the tail away from the nearest edge first: such poses stay on the table.
@@ -424,6 +421,17 @@ fn search_r6a(
     // Every orientation covers the disc of the tag around its hole: if something
     // touches that disc, no pose at this offset can be legal.
     let rim = crate::geometry::shapes::boundary_distance(Point::origin(), footprint.outline());
+    let free: Vec<Point> = offsets
+        .iter()
+        .map(|off| coin + off)
+        .filter(|centre| !crowd.disc_blocked(&Disc::new(*centre, rim), params.clearance_mm))
+        .collect();
+    if free.is_empty() {
+        return None;
+    }
+    let outlines = rotated_outlines(footprint, n);
+    let capsules = rotated_capsules(footprint, n);
+    let frames = EdgeFrames::new(table, &outlines);
     // Every pose tried has its centre within `room` of the coin.
     let mut near = Vec::new();
     crowd.near_into(
@@ -434,11 +442,7 @@ fn search_r6a(
     // The first pose wholly on the table wins; failing that, the first one that
     // cannot fall (centre of mass and hole over the table).
     let mut fallback = None;
-    for off in &offsets {
-        let centre = coin + off;
-        if crowd.disc_blocked(&Disc::new(centre, rim), params.clearance_mm) {
-            continue;
-        }
+    for &centre in &free {
         for &k in &order {
             let theta = TAU * k as f64 / n as f64;
             let mut cand = Candidate::new(&outlines[k], &capsules[k], centre, hole_r, reach);
