@@ -47,21 +47,42 @@ pub enum AnnotateError {
 /// What a video file holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VideoProbe {
+    /// Frames stored in the file, counted (see [`probe_video`]).
     pub frames: u64,
+    /// The frame count the container states (0 if none), which `frames` overrides.
+    pub frames_claimed: u64,
     pub width: u32,
     pub height: u32,
     pub fps: f64,
 }
 
-/// Opens a video and reads its frame count, size and rate from the container.
+/// Opens a video and reads its size and rate from the container, and counts its
+/// frames. The container's own count (`CAP_PROP_FRAME_COUNT`) is a claim: a header
+/// written when recording began, or an estimate from the duration for containers
+/// without one, and wrong for a file cut short. So the frames are counted by reading
+/// the stored packets without decoding them (FFmpeg's raw mode: about 40 ms for 45 MB
+/// of 1280x720 MJPG), one packet per frame; where raw mode is not available they
+/// are decoded and counted, which is exact but slow.
 pub fn probe_video(path: &Path) -> Result<VideoProbe, AnnotateError> {
-    let cap = open(path)?;
-    Ok(VideoProbe {
-        frames: cap.get(videoio::CAP_PROP_FRAME_COUNT)?.max(0.0).round() as u64,
+    let mut cap = open(path)?;
+    let claimed = cap.get(videoio::CAP_PROP_FRAME_COUNT)?;
+    let mut probe = VideoProbe {
+        frames: 0,
+        frames_claimed: if claimed.is_finite() && claimed >= 1.0 {
+            claimed.round() as u64
+        } else {
+            0
+        },
         width: cap.get(videoio::CAP_PROP_FRAME_WIDTH)?.max(0.0) as u32,
         height: cap.get(videoio::CAP_PROP_FRAME_HEIGHT)?.max(0.0) as u32,
         fps: cap.get(videoio::CAP_PROP_FPS)?,
-    })
+    };
+    // Raw mode must be set before the first read; if refused, `grab` decodes.
+    let _ = cap.set(videoio::CAP_PROP_FORMAT, -1.0)?;
+    while cap.grab()? {
+        probe.frames += 1;
+    }
+    Ok(probe)
 }
 
 fn open(path: &Path) -> Result<videoio::VideoCapture, AnnotateError> {
@@ -77,8 +98,11 @@ fn open(path: &Path) -> Result<videoio::VideoCapture, AnnotateError> {
 }
 
 /// Checks that a record was made from this video: same frame size, same frame
-/// count, and every shot inside it. A record without video info (zeros) passes the
-/// size and count checks.
+/// count (the frames [`probe_video`] counted, not the container's claim, so a cut
+/// file whose header still states the full count is refused, and a good file whose
+/// container estimates its count is not), and every shot inside it. A record
+/// without video info (zeros) passes the size and count checks. A frame stored
+/// but not decodable is only found while rendering ([`AnnotateError::Ended`]).
 pub fn check_record_matches(
     record_video: &VideoInfo,
     scene: &Scene,
@@ -96,8 +120,13 @@ pub fn check_record_matches(
         )));
     }
     if record_video.frames > 0 && record_video.frames != probe.frames {
+        let claim = if probe.frames_claimed > 0 && probe.frames_claimed != probe.frames {
+            format!(" (its header says {})", probe.frames_claimed)
+        } else {
+            String::new()
+        };
         return Err(AnnotateError::Mismatch(format!(
-            "the record is of a video of {} frames but {name} has {}",
+            "the record is of a video of {} frames but {name} has {}{claim}",
             record_video.frames, probe.frames
         )));
     }
