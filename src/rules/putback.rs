@@ -856,3 +856,34 @@ pub fn normalise_angle(a: f64) -> f64 {
         a
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Items;
+
+    #[test]
+    fn touch_is_measured_nearest_the_exit_on_any_edge() {
+        let t = Table::rectangle(1000.0, 700.0);
+        let f = FishFootprint::new(&Items::default_set());
+        // Along the bottom edge, 1 mm in: touches it from about x = 492 to 553.
+        let fish = f.placed(&Pose::fish(500.0, 16.0, 0.0));
+        assert_eq!(touch_position(&t, &fish, 520.0, EDGE_TOUCH_MM), Some(520.0));
+        let far = touch_position(&t, &fish, 600.0, EDGE_TOUCH_MM).unwrap();
+        assert!(far > 545.0 && far < 556.0, "{far}");
+        // 3 mm farther in, it touches nowhere.
+        let off = f.placed(&Pose::fish(500.0, 19.5, 0.0));
+        assert_eq!(touch_position(&t, &off, 520.0, EDGE_TOUCH_MM), None);
+        // In the corner (0, 700) (`simulate --scenario match --seed 9`): 1 mm from the
+        // left edge beside the exit, 0.3 mm from the top edge 29 mm away along it.
+        let corner = f.placed(&Pose::fish(15.943, 684.751, -0.8727));
+        let exit_s = t.perimeter_position(Point::new(0.0, 688.06));
+        let touch = touch_position(&t, &corner, exit_s, EDGE_TOUCH_MM).unwrap();
+        assert!(
+            t.perimeter_distance(touch, exit_s) < 1e-9,
+            "{touch} {exit_s}"
+        );
+        let nearest_vertex = contact_position(&t, &corner);
+        assert!(t.perimeter_distance(nearest_vertex, exit_s) > 25.0);
+    }
+}
