@@ -203,6 +203,58 @@ mod tests {
     }
 
     #[test]
+    fn verdicts_hold_for_a_non_convex_outline() {
+        // A tag with a notch cut into its tail, and its hole off the spine.
+        let mut items = Items::default_set();
+        items.fish.outline = vec![
+            [-12.0, -14.0],
+            [55.0, -14.0],
+            [55.0, -3.0],
+            [30.0, -1.0],
+            [55.0, 4.0],
+            [50.0, 16.0],
+            [-12.0, 12.0],
+        ];
+        items.fish.hole_radius = 8.0;
+        items.coin.radius = 6.0;
+        let f = FishFootprint::new(&items);
+        assert!(f.validate().is_ok());
+        let local = CapsuleBounds::of_polygon(f.outline());
+        let a = f.placed(&Pose::fish(100.0, 100.0, 0.0));
+        let a_caps = local.turned_moved(1.0, 0.0, Vector::new(100.0, 100.0));
+        let mut x = 11u64;
+        let mut r = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut decided = 0;
+        for _ in 0..4000 {
+            let p = Pose::fish(40.0 + 120.0 * r(), 40.0 + 120.0 * r(), 7.0 * r());
+            let b = f.placed(&p);
+            let (s, c) = p.angle().sin_cos();
+            let b_caps = local.turned_moved(c, s, Vector::new(p.x, p.y));
+            let disc = Disc::new(Point::new(p.x, p.y), 6.0 * r());
+            let clearance = 2.0 * r();
+            let exact = fish_fish_overlap(&a, &b, clearance);
+            match fish_fish_bound(&a_caps, &b_caps, clearance) {
+                Bound::Clear => assert!(!exact, "{p:?}"),
+                Bound::Overlap { .. } => assert!(exact, "{p:?}"),
+                Bound::Unsure => decided -= 1,
+            }
+            let exact = fish_disc_overlap(&a, &disc, clearance);
+            match fish_disc_bound(&a_caps, &a.hole, &disc, clearance) {
+                Bound::Clear => assert!(!exact, "{disc:?}"),
+                Bound::Overlap { .. } => assert!(exact, "{disc:?}"),
+                Bound::Unsure => decided -= 1,
+            }
+            decided += 2;
+        }
+        assert!(decided > 4000, "only {decided} of 8000 decided");
+    }
+
+    #[test]
     fn default_fish_gets_its_spine() {
         let f = FishFootprint::new(&Items::default_set());
         let c = CapsuleBounds::of_polygon(f.outline());
