@@ -20,12 +20,14 @@ demo: setup
 	target/release/fishtrack replay out/demo/record.json --video samples/demo/match.avi -o out/demo
 	@echo "demo: open out/demo/report.html"
 
-# Accuracy of analyse against the simulator's truth on the bundled sample.
+# Accuracy of analyse against the simulator's truth on the evaluation set
+# (eval/suite.json, 1280x720): each clip is simulated into out/eval (once; kept
+# while the simulator plays the same truth), analysed and compared; one table with
+# every figure per clip and the pooled totals. EVAL_ARGS passes more options,
+# e.g. EVAL_ARGS="--only match-2p,stacking" or "--json" or "--fresh".
 eval: setup
 	$(CARGO) build --release
-	mkdir -p out/eval
-	target/release/fishtrack analyse --quiet -o out/eval/demo.record.json
-	target/release/fishtrack eval out/eval/demo.record.json samples/demo/truth.json
+	target/release/fishtrack eval --suite eval/suite.json --work out/eval $(EVAL_ARGS)
 
 test: setup
 	$(CARGO) test --no-default-features --lib

@@ -64,6 +64,9 @@ pub struct EvalArgs {
     /// Don't analyse again where the work folder already holds a clip's record.
     #[arg(long, requires = "suite")]
     pub reuse_records: bool,
+    /// Only list what the suite covers (plays the physics, renders and analyses nothing).
+    #[arg(long, requires = "suite")]
+    pub list: bool,
 }
 
 /// The truth's frames, indexed for lookups by frame.
@@ -236,6 +239,9 @@ fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
         }
         clips.retain(|c| args.only.contains(&c.name));
     }
+    if args.list {
+        return list_suite(path, &suite, &clips, args);
+    }
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -319,6 +325,145 @@ fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// What each clip holds, from its physics alone: the suite's coverage.
+fn list_suite(
+    path: &Path,
+    suite: &Suite,
+    clips: &[&ClipSpec],
+    args: &EvalArgs,
+) -> anyhow::Result<()> {
+    let ctx = SuiteRun {
+        exe: PathBuf::new(),
+        suite,
+        suite_dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        work: args.work.clone(),
+        size: args.size.as_deref(),
+        fresh: false,
+        reuse_records: false,
+    };
+    let mut rows: Vec<Vec<String>> = vec![[
+        "clip",
+        "scenario",
+        "pl",
+        "fps",
+        "hand",
+        "shots",
+        "frames",
+        "flick mm/s",
+        "lost fish",
+        "lost coins",
+        "stacked",
+        "note",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()];
+    let mut sums = [0usize; 4];
+    for spec in clips {
+        let scenario = clip_scenario(&ctx, spec).with_context(|| spec.name.clone())?;
+        let opts = SimOptions {
+            seed: spec.seed,
+            fps: spec.fps,
+            ..SimOptions::default()
+        };
+        let truth = crate::sim::simulate(&scenario, &opts).with_context(|| spec.name.clone())?;
+        let speeds: Vec<f64> = truth
+            .shots
+            .iter()
+            .map(|s| s.flick.velocity_mm_s[0].hypot(s.flick.velocity_mm_s[1]))
+            .collect();
+        let lost = |fish: bool| {
+            truth
+                .shots
+                .iter()
+                .flat_map(|s| &s.lost)
+                .filter(|l| l.item.is_fish() == fish)
+                .count()
+        };
+        let (lost_fish, lost_coins) = (lost(true), lost(false));
+        sums[0] += truth.shots.len();
+        sums[1] += truth.frames.len();
+        sums[2] += lost_fish;
+        sums[3] += lost_coins;
+        let min = speeds.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = speeds.iter().copied().fold(0.0, f64::max);
+        rows.push(vec![
+            spec.name.clone(),
+            scenario.name.clone(),
+            truth.players.len().to_string(),
+            spec.fps.to_string(),
+            if spec.hand { "on" } else { "off" }.into(),
+            truth.shots.len().to_string(),
+            truth.frames.len().to_string(),
+            if speeds.is_empty() {
+                "-".into()
+            } else {
+                format!("{min:.0}-{max:.0}")
+            },
+            lost_fish.to_string(),
+            lost_coins.to_string(),
+            if truth.shots.iter().any(|s| !s.stacking.is_empty()) {
+                "yes"
+            } else {
+                ""
+            }
+            .into(),
+            spec.note.clone(),
+        ]);
+    }
+    rows.push(vec![
+        format!("TOTAL ({} clips)", clips.len()),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        sums[0].to_string(),
+        sums[1].to_string(),
+        String::new(),
+        sums[2].to_string(),
+        sums[3].to_string(),
+    ]);
+    print!("{}", layout(&rows, &[0, 1, 11], &[1, rows.len() - 1]));
+    Ok(())
+}
+
+/// Rows as aligned text columns (those in `left` left-aligned, the others right),
+/// with a rule before the rows listed in `rules`.
+fn layout(rows: &[Vec<String>], left: &[usize], rules: &[usize]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        if rules.contains(&i) {
+            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * columns.saturating_sub(1)));
+            out.push('\n');
+        }
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, s)| {
+                let pad = widths[c].saturating_sub(s.chars().count());
+                if left.contains(&c) {
+                    format!("{s}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{s}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// The progress line of a finished clip.
@@ -588,41 +733,7 @@ fn suite_table(results: &[ClipResult], total: &Evaluation) -> String {
         "≤10", "-/≤1", "", "all", "all",
     ];
     rows.push(target.iter().map(|s| s.to_string()).collect());
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    let rule = |out: &mut String| {
-        out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * columns.saturating_sub(1)));
-        out.push('\n');
-    };
-    for (i, row) in rows.iter().enumerate() {
-        if i == 2 || i == rows.len() - 2 {
-            rule(&mut out);
-        }
-        let line: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, s)| {
-                let pad = widths[c].saturating_sub(s.chars().count());
-                if c == 0 {
-                    format!("{s}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{s}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
+    layout(&rows, &[0], &[2, rows.len() - 2])
 }
 
 /// The figure cells of one row, from shots to score agreement.
