@@ -1,0 +1,164 @@
+//! `fishtrack eval --suite` end to end through the binary, on a tiny two-clip suite
+//! (320x240, 10 fps, about 30 frames): every clip is simulated, analysed and
+//! evaluated, the table has a row per clip and the totals, the JSON totals are the
+//! pooled clips, and a second run keeps the rendered videos.
+
+use std::path::Path;
+use std::process::Command;
+
+fn fishtrack(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run fishtrack");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A one-shot scene with short pauses, so that its clip is a handful of frames.
+const TINY_SCENARIO: &str = r##"{
+  "name": "tiny",
+  "players": [ { "name": "Anna", "color": "#d62728" }, { "name": "Boris", "color": "#1f77b4" } ],
+  "start": {
+    "fish:0": { "x": 300, "y": 300, "theta": 0 }, "coin:0": { "x": 300, "y": 300 },
+    "fish:1": { "x": 700, "y": 450, "theta": 3.0 }, "coin:1": { "x": 700, "y": 450 }
+  },
+  "shots": [ { "player": 0, "speed_mm_s": 450, "direction_deg": 20 } ],
+  "timing": { "before_flick_s": 0.3, "after_rest_s": 0.2, "put_back_s": 0.2, "max_shot_s": 3 }
+}"##;
+
+/// Three players, a fish into another's coin.
+const THREE_SCENARIO: &str = r##"{
+  "name": "three",
+  "players": [ { "name": "Anna", "color": "#d62728" }, { "name": "Boris", "color": "#1f77b4" },
+               { "name": "Vera", "color": "#2ca02c" } ],
+  "start": {
+    "fish:0": { "x": 300, "y": 350, "theta": 3.14159265 }, "coin:0": { "x": 300, "y": 350 },
+    "fish:1": { "x": 800, "y": 600, "theta": 0 }, "coin:1": { "x": 470, "y": 352 },
+    "fish:2": { "x": 150, "y": 600, "theta": 0.5 }, "coin:2": { "x": 150, "y": 600 }
+  },
+  "shots": [ { "player": 0, "speed_mm_s": 1000, "direction_deg": 0, "point": [30, 0] } ],
+  "timing": { "before_flick_s": 0.3, "after_rest_s": 0.2, "put_back_s": 0.2, "max_shot_s": 3 }
+}"##;
+
+const SUITE: &str = r#"{
+  "size": "320x240",
+  "mm_per_px": 2.0,
+  "clips": [
+    { "name": "tiny-hand", "scenario": "scenes/tiny.json", "seed": 3, "fps": 10, "hand": true },
+    { "name": "collision", "scenario": "scenes/three.json", "seed": 4, "fps": 10, "hand": false }
+  ]
+}"#;
+
+#[test]
+fn a_two_clip_suite_runs_end_to_end_and_pools_its_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("set/scenes")).unwrap();
+    std::fs::write(dir.path().join("set/scenes/tiny.json"), TINY_SCENARIO).unwrap();
+    std::fs::write(dir.path().join("set/scenes/three.json"), THREE_SCENARIO).unwrap();
+    std::fs::write(dir.path().join("set/suite.json"), SUITE).unwrap();
+
+    let (code, table, err) = fishtrack(
+        &["eval", "--suite", "set/suite.json", "--work", "work"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{table}\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for clip in ["tiny-hand", "collision"] {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(clip))
+            .unwrap_or_else(|| panic!("no row for {clip}:\n{table}"));
+        // A row holds figures, not a failure.
+        assert!(!row.contains("FAILED"), "{row}");
+        for file in [
+            "video.avi",
+            "truth.json",
+            "game.json",
+            "record.json",
+            "analyse.log",
+        ] {
+            assert!(
+                dir.path().join("work").join(clip).join(file).exists(),
+                "{clip}/{file} missing"
+            );
+        }
+    }
+    assert!(table.contains("TOTAL (2 clips)"), "{table}");
+    assert!(table.contains("target"), "{table}");
+    assert!(err.contains("tiny-hand:"), "no progress line:\n{err}");
+
+    // Again, as JSON, keeping the videos and records: the totals are the clips pooled.
+    let (code, json, err) = fishtrack(
+        &[
+            "eval",
+            "--suite",
+            "set/suite.json",
+            "--work",
+            "work",
+            "--reuse-records",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON output");
+    let clips = v["clips"].as_array().unwrap();
+    assert_eq!(clips.len(), 2);
+    let sum = |key: &str| -> u64 {
+        clips
+            .iter()
+            .map(|c| c["evaluation"][key].as_u64().unwrap())
+            .sum()
+    };
+    let sum_count = |key: &str| -> u64 {
+        clips
+            .iter()
+            .map(|c| c["evaluation"][key]["count"].as_u64().unwrap())
+            .sum()
+    };
+    for c in clips {
+        assert_eq!(c["reused_video"], true, "{c}");
+        assert!(c["frames"].as_u64().unwrap() > 5, "{c}");
+        assert_eq!(c["size"], "320x240");
+    }
+    assert_eq!(clips[1]["players"], 3, "three.json has three players");
+    let total = &v["total"];
+    assert_eq!(total["truth_shots"].as_u64().unwrap(), sum("truth_shots"));
+    assert_eq!(total["truth_shots"].as_u64().unwrap(), 2);
+    assert_eq!(total["record_shots"].as_u64().unwrap(), sum("record_shots"));
+    assert_eq!(
+        total["identity_switches"].as_u64().unwrap(),
+        sum("identity_switches")
+    );
+    assert_eq!(
+        total["rest_position_mm"]["count"].as_u64().unwrap(),
+        sum_count("rest_position_mm")
+    );
+    assert_eq!(
+        total["motion_position_mm"]["count"].as_u64().unwrap(),
+        sum_count("motion_position_mm")
+    );
+    assert_eq!(v["clips_failed"], 0);
+
+    // A clip the suite does not have: one line, exit 1.
+    let (code, _, err) = fishtrack(
+        &[
+            "eval",
+            "--suite",
+            "set/suite.json",
+            "--work",
+            "work",
+            "--only",
+            "nope",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("no clip `nope`"), "{err}");
+}
