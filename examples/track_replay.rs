@@ -27,6 +27,8 @@ struct Args {
     start: Option<PathBuf>,
     fps: f64,
     frames: Option<(u64, u64)>,
+    /// Replay as clips cut before these frames, each continuing the last (`--chain`).
+    cuts: Vec<u64>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -38,6 +40,7 @@ fn parse() -> Result<Args, String> {
         start: None,
         fps: 30.0,
         frames: None,
+        cuts: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
     let mut dump = None;
@@ -56,6 +59,12 @@ fn parse() -> Result<Args, String> {
                     x.parse().map_err(|e| format!("--frames: {e}"))?,
                     y.parse().map_err(|e| format!("--frames: {e}"))?,
                 ));
+            }
+            "--cuts" => {
+                a.cuts = val()?
+                    .split(',')
+                    .map(|c| c.trim().parse().map_err(|e| format!("--cuts: {e}")))
+                    .collect::<Result<_, _>>()?
             }
             _ if dump.is_none() && !k.starts_with('-') => dump = Some(PathBuf::from(k)),
             _ => return Err(format!("unknown argument {k}")),
@@ -94,8 +103,6 @@ fn run() -> Result<(), String> {
             }
         }
     };
-    let mut analysis = Analysis::new(&game, cal.table.clone(), a.fps, start.as_ref(), None)
-        .map_err(|e| e.to_string())?;
     // A second tracker fed the same frames, only to print what it believes.
     let cfg = TrackerConfig::new(a.fps, game.player_count(), cal.table.clone(), &game.items)
         .map_err(|e| e.to_string())?;
@@ -104,7 +111,7 @@ fn run() -> Result<(), String> {
         None => Tracker::new(cfg),
     };
     let file = std::fs::File::open(&a.dump).map_err(|e| format!("{}: {e}", a.dump.display()))?;
-    let mut frames = 0u64;
+    let mut dets = Vec::new();
     for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.map_err(|e| e.to_string())?;
         if line.trim().is_empty() {
@@ -112,9 +119,11 @@ fn run() -> Result<(), String> {
         }
         let d: FrameDetections = serde_json::from_str(&line)
             .map_err(|e| format!("{}:{}: {e}", a.dump.display(), n + 1))?;
-        let tf = probe.update(d.frame, &d);
-        if let Some((x, y)) = a.frames.filter(|(x, y)| (*x..*y).contains(&d.frame)) {
-            let _ = (x, y);
+        dets.push(d);
+    }
+    for d in &dets {
+        let tf = probe.update(d.frame, d);
+        if a.frames.is_some_and(|(x, y)| (x..y).contains(&d.frame)) {
             println!(
                 "frame {}: {} fish, {} coins detected",
                 d.frame,
@@ -137,17 +146,58 @@ fn run() -> Result<(), String> {
                 println!("  event {e:?}");
             }
         }
-        analysis.push(d.frame, &d).map_err(|e| e.to_string())?;
-        frames += 1;
     }
-    let info = VideoInfo {
-        path: a.dump.display().to_string(),
-        fps: a.fps,
-        frames,
-        width: 0,
-        height: 0,
-    };
-    let (record, _) = analysis.finish(info).map_err(|e| e.to_string())?;
+    // One clip, or clips cut at `cuts`, each opening where the last came to rest
+    // with its match state (as `analyse --chain` does; frames renumbered per clip).
+    let mut bounds = vec![0];
+    bounds.extend(a.cuts.iter().copied());
+    bounds.push(u64::MAX);
+    let mut start = start;
+    let mut state = None;
+    let mut record: Option<Record> = None;
+    for w in bounds.windows(2) {
+        let (from, to) = (w[0], w[1]);
+        let mut analysis = Analysis::new(&game, cal.table.clone(), a.fps, start.as_ref(), state)
+            .map_err(|e| e.to_string())?;
+        let mut frames = 0u64;
+        for d in dets.iter().filter(|d| (from..to).contains(&d.frame)) {
+            let mut d = d.clone();
+            d.frame -= from;
+            analysis.push(d.frame, &d).map_err(|e| e.to_string())?;
+            frames += 1;
+        }
+        let info = VideoInfo {
+            path: a.dump.display().to_string(),
+            fps: a.fps,
+            frames,
+            width: 0,
+            height: 0,
+        };
+        let (mut clip, next) = analysis.finish(info).map_err(|e| e.to_string())?;
+        for s in &mut clip.shots {
+            s.shift_frames(from);
+        }
+        if let Some(last) = clip.shots.last() {
+            start = Some(StartState {
+                poses: last.end.clone(),
+                next_player: Some(next.next_player),
+                scores: Some(next.scores.clone()),
+            });
+        }
+        let mut next = next;
+        next.last_rest_frame = None;
+        state = Some(next);
+        record = Some(match record {
+            None => clip,
+            Some(mut r) => {
+                r.shots.extend(clip.shots);
+                r.scores = clip.scores;
+                r.video.frames += clip.video.frames;
+                r
+            }
+        });
+    }
+    let record = record.ok_or("no frames")?;
     for s in &record.shots {
         eprintln!(
             "shot {}: flick {} rest {} first moved {:?}, lost {:?}, score {:?}, unknown {}",
