@@ -5,7 +5,7 @@
 //! when the inner ones meet; only the thin band between needs the polygon tests of
 //! `shapes`, whose answers these verdicts never contradict. Uses: shapes, table.
 
-use super::shapes::{point_in_polygon, segment_distance};
+use super::shapes::point_in_polygon;
 use super::table::closest_on_segment;
 use super::{Disc, Point, Vector};
 
@@ -83,7 +83,7 @@ impl CapsuleBounds {
         let m = poly.len();
         let inner = if m >= 3 && point_in_polygon(a, poly) {
             (0..m)
-                .map(|i| segment_distance(a, b, poly[i], poly[(i + 1) % m]))
+                .map(|i| segments_distance(a, b, poly[i], poly[(i + 1) % m]))
                 .fold(f64::INFINITY, f64::min)
         } else {
             0.0
@@ -98,6 +98,16 @@ impl CapsuleBounds {
         CapsuleBounds {
             a: turn(self.a),
             b: turn(self.b),
+            ..*self
+        }
+    }
+
+    /// The bounds loosened by `by` mm on both radii: still bounds of any polygon
+    /// whose points lie within `by` of those of the polygon these bound.
+    pub fn loosened(&self, by: f64) -> CapsuleBounds {
+        CapsuleBounds {
+            outer: self.outer + by,
+            inner: (self.inner - by).max(0.0),
             ..*self
         }
     }
@@ -160,7 +170,7 @@ pub fn fish_disc_bound(fish: &CapsuleBounds, hole: &Disc, d: &Disc, clearance: f
 }
 
 /// Distance between segments `ab` and `cd` (0 when they cross), as
-/// `shapes::segment_distance` but with one square root.
+/// [`super::shapes::segment_distance`] but with one square root.
 pub fn segments_distance(a: Point, b: Point, c: Point, d: Point) -> f64 {
     let orient = |p: Point, q: Point, r: Point| (q - p).perp(&(r - p));
     let (o1, o2) = (orient(a, b, c), orient(a, b, d));
@@ -180,6 +190,7 @@ pub fn segments_distance(a: Point, b: Point, c: Point, d: Point) -> f64 {
 mod tests {
     use super::*;
     use crate::config::Items;
+    use crate::geometry::shapes::segment_distance;
     use crate::geometry::{fish_disc_overlap, fish_fish_overlap, FishFootprint};
     use crate::model::Pose;
 

@@ -187,31 +187,22 @@ pub fn fish_put_back_pose_with(
     }
 }
 
-/// The outline turned to each of `n` orientations (relative to the hole centre).
-fn rotated_outlines(footprint: &FishFootprint, n: usize) -> Vec<Vec<Vector>> {
+/// The outline and its capsule bounds turned to each of `n` orientations
+/// (relative to the hole centre).
+fn turned(footprint: &FishFootprint, n: usize) -> (Vec<Vec<Vector>>, Vec<CapsuleBounds>) {
+    let local = CapsuleBounds::of_polygon(footprint.outline());
     (0..n)
         .map(|k| {
             let a = TAU * k as f64 / n as f64;
             let (s, c) = a.sin_cos();
-            footprint
+            let outline = footprint
                 .outline()
                 .iter()
                 .map(|p| Vector::new(c * p.x - s * p.y, s * p.x + c * p.y))
-                .collect()
+                .collect();
+            (outline, local.turned_moved(c, s, Vector::zeros()))
         })
-        .collect()
-}
-
-/// The outline's capsule bounds turned to each of `n` orientations, as
-/// [`rotated_outlines`] turns the outline (relative to the hole centre).
-fn rotated_capsules(footprint: &FishFootprint, n: usize) -> Vec<CapsuleBounds> {
-    let local = CapsuleBounds::of_polygon(footprint.outline());
-    (0..n)
-        .map(|k| {
-            let (s, c) = (TAU * k as f64 / n as f64).sin_cos();
-            local.turned_moved(c, s, Vector::zeros())
-        })
-        .collect()
+        .unzip()
 }
 
 /// Orientation indices ordered by how far they turn from `base` (radians): the
@@ -264,7 +255,8 @@ struct Crowd<'a> {
 }
 
 impl<'a> Crowd<'a> {
-    fn new(obstacles: &'a Obstacles) -> Crowd<'a> {
+    fn new(obstacles: &'a Obstacles, footprint: &FishFootprint) -> Crowd<'a> {
+        let local = CapsuleBounds::of_polygon(footprint.outline());
         let bodies: Vec<Body> = obstacles
             .shapes()
             .iter()
@@ -275,7 +267,8 @@ impl<'a> Crowd<'a> {
                     shape: BodyShape::Fish {
                         fish: f,
                         bounds: bounding_box(&f.outline),
-                        caps: CapsuleBounds::of_polygon(&f.outline),
+                        caps: turned_bounds(footprint, &local, f)
+                            .unwrap_or_else(|| CapsuleBounds::of_polygon(&f.outline)),
                     },
                 },
                 Shape::Coin(d) => Body {
@@ -346,6 +339,33 @@ impl<'a> Crowd<'a> {
     }
 }
 
+/// A placed fish's capsule bounds from the footprint's own (`local`), when the fish
+/// is that footprint turned and moved: the turn is read off its farthest vertex and
+/// checked on every vertex. `None` for any other outline.
+fn turned_bounds(
+    footprint: &FishFootprint,
+    local: &CapsuleBounds,
+    fish: &PlacedFish,
+) -> Option<CapsuleBounds> {
+    const MATCH_MM: f64 = 1e-7;
+    let shape = footprint.outline();
+    if shape.len() != fish.outline.len() {
+        return None;
+    }
+    let far = (0..shape.len())
+        .max_by(|&i, &j| shape[i].coords.norm().total_cmp(&shape[j].coords.norm()))?;
+    let (p, q) = (shape[far].coords, fish.outline[far] - fish.hole.center);
+    if p.norm() < 1e-6 {
+        return None;
+    }
+    let (s, c) = (q.y.atan2(q.x) - p.y.atan2(p.x)).sin_cos();
+    let at = fish.hole.center.coords;
+    let fits = shape.iter().zip(&fish.outline).all(|(v, w)| {
+        (Vector::new(c * v.x - s * v.y, s * v.x + c * v.y) + at - w.coords).norm() <= MATCH_MM
+    });
+    fits.then(|| local.turned_moved(c, s, at).loosened(MATCH_MM))
+}
+
 /// A trial pose of the lost fish. Its outline is only laid out when the capsule
 /// bounds cannot decide a test.
 struct Candidate<'o> {
@@ -397,7 +417,7 @@ fn search_r6a(
         return None;
     }
     let n = params.orientations_r6a.max(1);
-    let crowd = Crowd::new(obstacles);
+    let crowd = Crowd::new(obstacles, footprint);
     let reach = footprint.reach();
     // Point the tail away from the nearest edge first: such poses stay on the table.
     let inward = table.nearest_edge_point(coin);
@@ -429,9 +449,8 @@ fn search_r6a(
     if free.is_empty() {
         return None;
     }
-    let outlines = rotated_outlines(footprint, n);
-    let capsules = rotated_capsules(footprint, n);
-    let frames = EdgeFrames::new(table, &outlines);
+    let (outlines, capsules) = turned(footprint, n);
+    let mut frames = EdgeFrames::new(table);
     // Every pose tried has its centre within `room` of the coin.
     let mut near = Vec::new();
     crowd.near_into(
@@ -446,7 +465,7 @@ fn search_r6a(
         for &k in &order {
             let theta = TAU * k as f64 / n as f64;
             let mut cand = Candidate::new(&outlines[k], &capsules[k], centre, hole_r, reach);
-            let wholly = match frames.margin(k, &outlines[k], centre, reach, WHOLLY_UPTO_MM) {
+            let wholly = match frames.margin(&outlines, k, centre, reach, WHOLLY_UPTO_MM) {
                 // Too close to call with the per-orientation supports: as fish_edge_gap.
                 m if m.abs() < EDGE_ROUNDING_MM => fish_edge_gap(table, &cand.placed().0) >= 0.0,
                 m => m >= 0.0,
@@ -496,8 +515,7 @@ fn search_edge(
     params: &SearchParams,
 ) -> Option<(Pose, f64, usize)> {
     let n = params.orientations.max(1);
-    let outlines = rotated_outlines(footprint, n);
-    let capsules = rotated_capsules(footprint, n);
+    let (outlines, capsules) = turned(footprint, n);
     let hole_r = footprint.hole_radius();
     let reach = footprint.reach();
     let coin_r = game.items.coin.radius;
@@ -505,12 +523,12 @@ fn search_edge(
     let step = params.edge_step_mm.max(0.1);
     let half = table.perimeter() / 2.0;
     let coin_inset = table.inset(coin_r);
-    let crowd = Crowd::new(obstacles);
+    let crowd = Crowd::new(obstacles, footprint);
     let mut last_hit: [Vec<Option<usize>>; 2] = [vec![None; n], vec![None; n]];
     // Per direction and orientation: (edge, last step) up to which that
     // orientation is known to overlap something.
     let mut skip: [Vec<Option<(usize, usize)>>; 2] = [vec![None; n], vec![None; n]];
-    let edges = EdgeFrames::new(table, &outlines);
+    let mut edges = EdgeFrames::new(table);
     let mut near = Vec::new();
     // Per edge: the orientation order and, per orientation, the outline point
     // deepest toward that edge (its depth and where along the edge it lies).
@@ -568,7 +586,7 @@ fn search_edge(
                 // The deepest outline point goes to the edge place, EDGE_TARGET_GAP_MM in.
                 let centre = place.point + place.inward * (EDGE_TARGET_GAP_MM - depth)
                     - place.tangent * along;
-                let gap = edges.margin(i, &outlines[i], centre, reach, EDGE_TOUCH_MM);
+                let gap = edges.margin(&outlines, i, centre, reach, EDGE_TOUCH_MM);
                 if !(0.0..=EDGE_TOUCH_MM).contains(&gap) {
                     continue;
                 }
@@ -611,15 +629,16 @@ type EdgeCache = (Vec<usize>, Vec<(f64, f64)>);
 
 /// The table's edges as (start corner, inward unit normal): the margin of a point
 /// inside a convex table is its smallest distance along these normals. With, per
-/// edge and orientation, how deep the turned outline reaches toward that edge.
+/// edge and orientation, how deep the turned outline reaches toward that edge
+/// (worked out for an edge when a pose first comes near it).
 struct EdgeFrames {
     edges: Vec<(Point, Vector)>,
     /// `support[e][i]`: the least offset of outline `i` along edge `e`'s normal.
-    support: Vec<Vec<f64>>,
+    support: Vec<Option<Vec<f64>>>,
 }
 
 impl EdgeFrames {
-    fn new(table: &Table, outlines: &[Vec<Vector>]) -> EdgeFrames {
+    fn new(table: &Table) -> EdgeFrames {
         let edges: Vec<(Point, Vector)> = table
             .edges()
             .filter_map(|(a, b)| {
@@ -628,15 +647,7 @@ impl EdgeFrames {
                 (len > 0.0).then(|| (a, Vector::new(-e.y, e.x) / len))
             })
             .collect();
-        let support = edges
-            .iter()
-            .map(|(_, nrm)| {
-                outlines
-                    .iter()
-                    .map(|o| o.iter().map(|v| nrm.dot(v)).fold(f64::INFINITY, f64::min))
-                    .collect()
-            })
-            .collect();
+        let support = vec![None; edges.len()];
         EdgeFrames { edges, support }
     }
 
@@ -645,19 +656,32 @@ impl EdgeFrames {
     /// Only edges that the outline could come within `upto` of are visited (an
     /// outline within `reach` of the centre); the answer is exact whenever it is
     /// below `upto`, and at least `upto` otherwise.
-    fn margin(&self, i: usize, outline: &[Vector], centre: Point, reach: f64, upto: f64) -> f64 {
+    fn margin(
+        &mut self,
+        outlines: &[Vec<Vector>],
+        i: usize,
+        centre: Point,
+        reach: f64,
+        upto: f64,
+    ) -> f64 {
         let mut m = f64::INFINITY;
         for (e, (a, nrm)) in self.edges.iter().enumerate() {
             let base = nrm.dot(&(centre - a));
             if base - reach >= upto {
                 continue;
             }
-            m = m.min(base + self.support[e][i]);
+            let support = self.support[e].get_or_insert_with(|| {
+                outlines
+                    .iter()
+                    .map(|o| o.iter().map(|v| nrm.dot(v)).fold(f64::INFINITY, f64::min))
+                    .collect()
+            });
+            m = m.min(base + support[i]);
         }
         // The supports sum in another order than vertex by vertex: at a threshold,
         // decide as the vertices do.
         if m.abs() < EDGE_ROUNDING_MM || (m - upto).abs() < EDGE_ROUNDING_MM {
-            return self.vertex_margin(outline, centre, reach, upto);
+            return self.vertex_margin(&outlines[i], centre, reach, upto);
         }
         m
     }
