@@ -107,6 +107,36 @@ pub struct Sightings {
 }
 
 impl Sightings {
+    /// The sightings moved from where the items' top faces appear on the table plane
+    /// to where the items stand. A face `h` mm above the table, seen from a camera
+    /// whose centre is at `camera` (table mm, `z` its height), appears pushed away from
+    /// the camera's foot point by the factor `z / (z - h)`: about 2 mm for a tag's top
+    /// seen obliquely. Tags are `fish.thickness` high; coins `coin.thickness`, plus a
+    /// tag's when they lie on one.
+    pub fn seen_from(mut self, camera: &nalgebra::Point3<f64>, items: &Items) -> Sightings {
+        let foot = Point::new(camera.x, camera.y);
+        let height = camera.z;
+        let lower = |p: Point, h: f64| -> Point {
+            if height <= h + 1.0 {
+                return p;
+            }
+            foot + (p - foot) * ((height - h) / height)
+        };
+        let footprint = FishFootprint::new(items);
+        let placed: Vec<_> = self.fish.iter().map(|f| footprint.placed(&f.pose)).collect();
+        for c in &mut self.coins {
+            let on_tag = placed.iter().any(|f| f.covers(c.pt_in_table));
+            let h = items.coin.thickness + if on_tag { items.fish.thickness } else { 0.0 };
+            c.pt_in_table = lower(c.pt_in_table, h);
+        }
+        for f in &mut self.fish {
+            let p = lower(f.pose.point(), items.fish.thickness);
+            f.pose.x = p.x;
+            f.pose.y = p.y;
+        }
+        self
+    }
+
     /// The tracker's input for one frame. A coin inside a found tag's hole is marked
     /// as shown by that hole; players' colour scores are one-hot (one tag a colour).
     pub fn to_frame_detections(
@@ -163,6 +193,21 @@ impl Sightings {
         }
     }
 }
+
+/// What a caller already knows about a frame, to look faster.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hints {
+    /// Each player's fish pose when last seen (indexed by player): a partly hidden tag
+    /// is fitted from there before any wider search.
+    pub fish: Vec<Option<Pose>>,
+    /// The view is only a part of the table (perhaps mostly hand): keep the table's
+    /// and floor's looks learned from whole views.
+    pub partial_view: bool,
+}
+
+/// An agreement (0..2) that a locally refined pose must reach to be taken without
+/// the wide search: most of the material covered, the hole clear.
+const GOOD_FIT: f64 = 1.6;
 
 /// Tunables, in physical units.
 #[derive(Debug, Clone, PartialEq)]
@@ -335,6 +380,8 @@ pub struct Detector {
     floor_look: Look,
     /// How a coin looks, learned from coins seen in holes (R2: every coin starts in one).
     coin_look: Option<Look>,
+    /// The table and floor looks come from a whole view.
+    looks_known: bool,
 }
 
 /// The colour of a surface: chroma and mean grey.
@@ -410,6 +457,7 @@ impl Detector {
                 grey: 128.0,
             },
             coin_look: None,
+            looks_known: false,
         }
     }
 
@@ -419,6 +467,12 @@ impl Detector {
 
     /// Detects everything in one top-down frame.
     pub fn detect(&mut self, view: &TopView) -> Sightings {
+        self.detect_with(view, &Hints::default())
+    }
+
+    /// Detects everything in a top-down frame, or in a part of one, using what the
+    /// caller already knows.
+    pub fn detect_with(&mut self, view: &TopView, hints: &Hints) -> Sightings {
         let g = view.grid;
         let n = g.width * g.height;
         if view.rgb.len() < n * 3 || n == 0 {
@@ -446,15 +500,20 @@ impl Detector {
                 .collect();
             self.on_table_grid = Some(g);
         }
-        self.table_look = self.surface_look(&g, true);
-        self.floor_look = self.surface_look(&g, false);
+        // A part of the table may be mostly hand: its median says little.
+        if !hints.partial_view || !self.looks_known {
+            self.table_look = self.surface_look(&g, true);
+            self.floor_look = self.surface_look(&g, false);
+            self.looks_known = true;
+        }
         let table_chroma = self.table_look.chroma;
         let mut sightings = Sightings {
             occluders: self.detect_occluders(&g, table_chroma),
             ..Default::default()
         };
         for player in 0..self.players.len() {
-            if let Some(f) = self.detect_fish(&g, player, table_chroma) {
+            let prior = hints.fish.get(player).copied().flatten();
+            if let Some(f) = self.detect_fish(&g, player, table_chroma, prior) {
                 sightings.fish.push(f);
             }
         }
@@ -594,7 +653,13 @@ impl Detector {
         }
     }
 
-    fn detect_fish(&mut self, g: &TopGrid, player: usize, table: [f64; 2]) -> Option<FishSighting> {
+    fn detect_fish(
+        &mut self,
+        g: &TopGrid,
+        player: usize,
+        table: [f64; 2],
+        prior: Option<Pose>,
+    ) -> Option<FishSighting> {
         let target = self.players[player];
         let axis = [target[0] - table[0], target[1] - table[1]];
         let len2 = axis[0] * axis[0] + axis[1] * axis[1];
@@ -705,48 +770,74 @@ impl Detector {
         let step = (pts.len() / 300).max(1);
         let blob: Vec<(Vector, f64)> = pts.iter().step_by(step).copied().collect();
         let fully_seen = visible_fraction > 0.9;
-        let mut candidates = Vec::new();
-        if self.template.elongation > 1.2 && fully_seen {
+        let elongated = self.template.elongation > 1.2;
+        // Local fits from a few good starts: the moments' axis (either way round), the
+        // pose last seen, and that pose's angle moved onto what is seen now.
+        let mut starts = Vec::new();
+        let at_centroid = |theta: f64| {
+            let c = Rotation2::new(theta) * self.template.centroid;
+            Pose::fish(centroid.x - c.x, centroid.y - c.y, theta)
+        };
+        if elongated {
             let base = axis_b - self.template.axis;
-            for flip in [0.0, std::f64::consts::PI] {
-                let theta = base + flip;
-                let c = Rotation2::new(theta) * self.template.centroid;
-                candidates.push(Pose::fish(centroid.x - c.x, centroid.y - c.y, theta));
+            starts.push(at_centroid(base));
+            starts.push(at_centroid(base + std::f64::consts::PI));
+        }
+        if let Some(p) = prior.filter(|p| {
+            (p.point().coords - centroid).norm() < 4.0 * self.footprint.reach()
+        }) {
+            starts.push(p);
+            starts.push(at_centroid(p.angle()));
+        }
+        if !fully_seen || !elongated {
+            // Partly hidden or round: the moments say little; try every 30 degrees too.
+            for a in 0..12 {
+                starts.push(at_centroid(a as f64 * std::f64::consts::TAU / 12.0));
             }
-        } else {
-            // Round tags, or partly hidden ones: the moments are biased and their axis
-            // unreliable; search positions around the seen part and every angle.
+        }
+        let mut scored: Vec<(f64, Pose)> = starts
+            .into_iter()
+            .map(|p| (self.agreement(g, &p, &blob, true), p))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let (mut best_pose, mut best_fit) = (scored[0].1, f64::NEG_INFINITY);
+        for &(_, start) in scored.iter().take(3) {
+            let fit = self.agreement(g, &start, &blob, false);
+            let (pose, fit) = self.refine(g, start, fit, &blob);
+            if fit > best_fit {
+                best_fit = fit;
+                best_pose = pose;
+            }
+        }
+        if best_fit < GOOD_FIT && !fully_seen {
+            // Nothing near explains it: search positions around the seen part at every
+            // angle (slow, and rare: a tag mostly hidden far from where it was).
             let reach = self.footprint.reach();
             let grid_step = 3.0;
             let k = (reach / grid_step).ceil() as i64;
+            let mut grid_best = (f64::NEG_INFINITY, best_pose);
             for a in 0..36 {
                 let theta = a as f64 * std::f64::consts::TAU / 36.0;
                 for i in -k..=k {
                     for j in -k..=k {
-                        candidates.push(Pose::fish(
+                        let c = Pose::fish(
                             centroid.x + i as f64 * grid_step,
                             centroid.y + j as f64 * grid_step,
                             theta,
-                        ));
+                        );
+                        let f = self.agreement(g, &c, &blob, true);
+                        if f > grid_best.0 {
+                            grid_best = (f, c);
+                        }
                     }
                 }
             }
-        }
-        let coarse = candidates.len() > 2;
-        let mut best_pose = candidates[0];
-        let mut best_fit = f64::NEG_INFINITY;
-        for c in candidates {
-            let f = self.agreement(g, &c, &blob, coarse);
-            if f > best_fit {
-                best_fit = f;
-                best_pose = c;
+            let fit = self.agreement(g, &grid_best.1, &blob, false);
+            let (pose, fit) = self.refine(g, grid_best.1, fit, &blob);
+            if fit > best_fit {
+                best_fit = fit;
+                best_pose = pose;
             }
-        }
-        if coarse {
-            best_fit = self.agreement(g, &best_pose, &blob, false);
-            let (pose, fit) = self.refine(g, best_pose, best_fit, &blob);
-            best_pose = pose;
-            best_fit = fit;
         }
         best_pose.theta = Some(wrap_angle(best_pose.angle()));
         Some(FishSighting {
@@ -845,10 +936,9 @@ impl Detector {
         self.coverage.resize(n, 0.0);
         self.hidden.clear();
         self.hidden.resize(n, 0.0);
-        let mut sample: Vec<f32> = self.grey.iter().step_by(7).copied().collect();
-        let Some(grey_median) = median_of(&mut sample) else {
-            return Vec::new();
-        };
+        // Brightness is judged against the table's, which a part of the view that is
+        // mostly hand would not show.
+        let grey_median = self.table_look.grey as f32;
         let off = self.config.chroma_off_line;
         for i in 0..n {
             if !self.on_table[i] {
@@ -985,6 +1075,9 @@ impl Detector {
         peaks.sort_by_key(|p| std::cmp::Reverse(p.0));
         let mut coins: Vec<CoinSighting> = Vec::new();
         let mut taken: Vec<(f64, f64)> = Vec::new();
+        // A fit only looks at edges near its candidate: bucket them once.
+        let buckets = EdgeBuckets::new(&edges, w, h, (r_px + 8.0).ceil() as usize);
+        let mut near = Vec::new();
         for &(_, u, v) in &peaks {
             if taken
                 .iter()
@@ -993,8 +1086,10 @@ impl Detector {
                 continue;
             }
             taken.push((u as f64, v as f64));
+            // The fit moves the centre by a few pixels at most; the margin covers it.
+            buckets.near(u, v, r_px + 6.0, &mut near);
             if let Some(c) = self
-                .fit_circle(g, &edges, u as f64, v as f64, r_px)
+                .fit_circle(g, &near, u as f64, v as f64, r_px)
                 .filter(|c| {
                     let (cu, cv) = g.px_from_table(c.pt_in_table);
                     self.looks_like_coin(g, cu, cv, r_px).is_some()
@@ -1078,6 +1173,66 @@ impl Detector {
             radius_mm: r * g.mm_per_px,
             rim_seen,
         })
+    }
+}
+
+/// Edge pixels `(u, v, nx, ny)` bucketed in square cells, for neighbourhood queries.
+struct EdgeBuckets<'a> {
+    edges: &'a [(usize, usize, f32, f32)],
+    cell: usize,
+    cols: usize,
+    rows: usize,
+    /// Edge indices sorted by cell; cell `k` holds `order[start[k]..start[k + 1]]`.
+    order: Vec<u32>,
+    start: Vec<u32>,
+}
+
+impl<'a> EdgeBuckets<'a> {
+    fn new(edges: &'a [(usize, usize, f32, f32)], w: usize, h: usize, cell: usize) -> Self {
+        let cell = cell.max(1);
+        let (cols, rows) = (w / cell + 1, h / cell + 1);
+        let cell_of = |e: &(usize, usize, f32, f32)| (e.1 / cell) * cols + e.0 / cell;
+        let mut start = vec![0u32; cols * rows + 1];
+        for e in edges {
+            start[cell_of(e) + 1] += 1;
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let mut fill = start.clone();
+        let mut order = vec![0u32; edges.len()];
+        for (i, e) in edges.iter().enumerate() {
+            let k = cell_of(e);
+            order[fill[k] as usize] = i as u32;
+            fill[k] += 1;
+        }
+        EdgeBuckets {
+            edges,
+            cell,
+            cols,
+            rows,
+            order,
+            start,
+        }
+    }
+
+    /// The edges within `radius` pixels (in each axis) of `(u, v)`, into `out`.
+    fn near(&self, u: usize, v: usize, radius: f64, out: &mut Vec<(usize, usize, f32, f32)>) {
+        out.clear();
+        let r = radius.ceil() as usize;
+        let (c0, c1) = (u.saturating_sub(r) / self.cell, (u + r) / self.cell);
+        let (r0, r1) = (v.saturating_sub(r) / self.cell, (v + r) / self.cell);
+        for row in r0..=r1.min(self.rows - 1) {
+            for col in c0..=c1.min(self.cols - 1) {
+                let k = row * self.cols + col;
+                for &i in &self.order[self.start[k] as usize..self.start[k + 1] as usize] {
+                    let e = self.edges[i as usize];
+                    if e.0.abs_diff(u) <= r && e.1.abs_diff(v) <= r {
+                        out.push(e);
+                    }
+                }
+            }
+        }
     }
 }
 
