@@ -107,12 +107,14 @@ pub struct Sightings {
 }
 
 impl Sightings {
-    /// The sightings moved from where the items' top faces appear on the table plane
-    /// to where the items stand. A face `h` mm above the table, seen from a camera
-    /// whose centre is at `camera` (table mm, `z` its height), appears pushed away from
-    /// the camera's foot point by the factor `z / (z - h)`: about 2 mm for a tag's top
-    /// seen obliquely. Tags are `fish.thickness` high; coins `coin.thickness`, plus a
-    /// tag's when they lie on one.
+    /// The sightings moved from where the items appear on the table plane to where
+    /// they stand. A point `h` mm above the table, seen from a camera whose centre is
+    /// at `camera` (table mm, `z` its height), appears pushed away from the camera's
+    /// foot point by the factor `z / (z - h)`: about 2 mm for a tag's top seen
+    /// obliquely. What is seen of an item is its top face together with the sides
+    /// facing the camera, which sweep from the top face down to the table: the fitted
+    /// outline sits halfway, at half the item's thickness (plus a tag's thickness for
+    /// a coin lying on a tag).
     pub fn seen_from(mut self, camera: &nalgebra::Point3<f64>, items: &Items) -> Sightings {
         let foot = Point::new(camera.x, camera.y);
         let height = camera.z;
@@ -126,11 +128,11 @@ impl Sightings {
         let placed: Vec<_> = self.fish.iter().map(|f| footprint.placed(&f.pose)).collect();
         for c in &mut self.coins {
             let on_tag = placed.iter().any(|f| f.covers(c.pt_in_table));
-            let h = items.coin.thickness + if on_tag { items.fish.thickness } else { 0.0 };
+            let h = 0.5 * items.coin.thickness + if on_tag { items.fish.thickness } else { 0.0 };
             c.pt_in_table = lower(c.pt_in_table, h);
         }
         for f in &mut self.fish {
-            let p = lower(f.pose.point(), items.fish.thickness);
+            let p = lower(f.pose.point(), 0.5 * items.fish.thickness);
             f.pose.x = p.x;
             f.pose.y = p.y;
         }
@@ -203,6 +205,9 @@ pub struct Hints {
     /// The view is only a part of the table (perhaps mostly hand): keep the table's
     /// and floor's looks learned from whole views.
     pub partial_view: bool,
+    /// Things are moving: fit poses to a quarter of a millimetre rather than to the
+    /// last hundredth (motion blur leaves no more to find, and it is much cheaper).
+    pub quick: bool,
 }
 
 /// An agreement (0..2) that a locally refined pose must reach to be taken without
@@ -256,12 +261,17 @@ struct Template {
 impl Template {
     /// Whether a fish-frame point lies on the tag material (or within a pixel of it).
     fn on_material(&self, p: Vector) -> bool {
-        let u = ((p.x + self.raster_half) / self.raster_step).round();
-        let v = ((p.y + self.raster_half) / self.raster_step).round();
-        if u < 0.0 || v < 0.0 || u as usize >= self.raster_side || v as usize >= self.raster_side {
+        // Rounded by adding a half and truncating (cheap; valid for non-negatives).
+        let u = (p.x + self.raster_half) / self.raster_step + 0.5;
+        let v = (p.y + self.raster_half) / self.raster_step + 0.5;
+        if !(u >= 0.0 && v >= 0.0) {
             return false;
         }
-        self.raster[v as usize * self.raster_side + u as usize] != 0
+        let (u, v) = (u as usize, v as usize);
+        if u >= self.raster_side || v >= self.raster_side {
+            return false;
+        }
+        self.raster[v * self.raster_side + u] != 0
     }
 }
 
@@ -372,6 +382,8 @@ pub struct Detector {
     votes: Vec<u16>,
     /// 1 where an occluder (a hand) hides the table, else 0.
     hidden: Vec<f32>,
+    /// Some pixel of `hidden` is 1.
+    any_hidden: bool,
     /// Which pixels of `on_table_grid` lie on the table, computed once per grid.
     on_table: Vec<bool>,
     on_table_grid: Option<TopGrid>,
@@ -446,6 +458,7 @@ impl Detector {
             grey: Vec::new(),
             votes: Vec::new(),
             hidden: Vec::new(),
+            any_hidden: false,
             on_table: Vec::new(),
             on_table_grid: None,
             table_look: Look {
@@ -492,12 +505,23 @@ impl Detector {
             self.grey[i] = s / 3.0;
         }
         if self.on_table_grid != Some(g) {
-            self.on_table = (0..n)
-                .map(|i| {
-                    let p = g.table_from_px((i % g.width) as f64, (i / g.width) as f64);
-                    self.table.signed_distance(p) >= 0.0
-                })
-                .collect();
+            // Row by row: a row crosses the (convex) table in one span of pixels.
+            self.on_table.clear();
+            self.on_table.resize(n, false);
+            for v in 0..g.height {
+                let y = g.table_from_px(0.0, v as f64).y;
+                if let Some((x0, x1)) = row_span(&self.table, y) {
+                    let (u0, _) = g.px_from_table(Point::new(x0, y));
+                    let (u1, _) = g.px_from_table(Point::new(x1, y));
+                    let first = u0.min(u1).ceil().max(0.0) as usize;
+                    let last = u0.max(u1).floor().min(g.width as f64 - 1.0);
+                    if last >= 0.0 {
+                        for u in first..=last as usize {
+                            self.on_table[v * g.width + u] = true;
+                        }
+                    }
+                }
+            }
             self.on_table_grid = Some(g);
         }
         // A part of the table may be mostly hand: its median says little.
@@ -513,7 +537,7 @@ impl Detector {
         };
         for player in 0..self.players.len() {
             let prior = hints.fish.get(player).copied().flatten();
-            if let Some(f) = self.detect_fish(&g, player, table_chroma, prior) {
+            if let Some(f) = self.detect_fish(&g, player, table_chroma, prior, hints.quick) {
                 sightings.fish.push(f);
             }
         }
@@ -659,6 +683,7 @@ impl Detector {
         player: usize,
         table: [f64; 2],
         prior: Option<Pose>,
+        quick: bool,
     ) -> Option<FishSighting> {
         let target = self.players[player];
         let axis = [target[0] - table[0], target[1] - table[1]];
@@ -801,12 +826,16 @@ impl Detector {
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
         let (mut best_pose, mut best_fit) = (scored[0].1, f64::NEG_INFINITY);
+        // The best few starts, best first, until one explains what is seen.
         for &(_, start) in scored.iter().take(3) {
-            let fit = self.agreement(g, &start, &blob, false);
-            let (pose, fit) = self.refine(g, start, fit, &blob);
+            let fit = self.agreement(g, &start, &blob, quick);
+            let (pose, fit) = self.refine(g, start, fit, &blob, quick);
             if fit > best_fit {
                 best_fit = fit;
                 best_pose = pose;
+            }
+            if best_fit >= GOOD_FIT {
+                break;
             }
         }
         if best_fit < GOOD_FIT && !fully_seen {
@@ -832,8 +861,8 @@ impl Detector {
                     }
                 }
             }
-            let fit = self.agreement(g, &grid_best.1, &blob, false);
-            let (pose, fit) = self.refine(g, grid_best.1, fit, &blob);
+            let fit = self.agreement(g, &grid_best.1, &blob, quick);
+            let (pose, fit) = self.refine(g, grid_best.1, fit, &blob, quick);
             if fit > best_fit {
                 best_fit = fit;
                 best_pose = pose;
@@ -852,20 +881,28 @@ impl Detector {
     /// its material minus that in its hole (hidden pixels left out), plus the share of
     /// the blob's coverage that falls on its material.
     fn agreement(&self, g: &TopGrid, pose: &Pose, blob: &[(Vector, f64)], coarse: bool) -> f64 {
-        let rot = Rotation2::new(pose.angle());
         let t = Vector::new(pose.x, pose.y);
+        // Fish frame -> pixel as one affine map, so each sample costs a few multiplies.
+        let (s, c) = pose.angle().sin_cos();
+        let (k, sy) = (1.0 / g.mm_per_px, g.sign_y());
+        let (bu, bv) = g.px_from_table(Point::from(t));
+        let (a11, a12, a21, a22) = (k * c, -k * s, sy * k * s, sy * k * c);
+        let (w, h) = (g.width, g.height);
+        let hidden = self.any_hidden.then_some(self.hidden.as_slice());
         let mean_over = |samples: &[Vector]| {
-            let (mut sum, mut n) = (0.0, 0usize);
+            let (mut sum, mut n) = (0.0f32, 0usize);
             for p in samples {
-                let q = Point::from(rot * p + t);
-                let (u, v) = g.px_from_table(q);
-                if bilinear(&self.hidden, g.width, g.height, u, v) > 0.5 {
-                    continue;
+                let u = a11 * p.x + a12 * p.y + bu;
+                let v = a21 * p.x + a22 * p.y + bv;
+                if let Some(hidden) = hidden {
+                    if bilinear(hidden, w, h, u, v) > 0.5 {
+                        continue;
+                    }
                 }
-                sum += bilinear(&self.coverage, g.width, g.height, u, v) as f64;
+                sum += bilinear(&self.coverage, w, h, u, v);
                 n += 1;
             }
-            (sum, n)
+            (sum as f64, n)
         };
         let (material, hole) = if coarse {
             (&self.template.coarse_material, &self.template.coarse_hole)
@@ -877,12 +914,16 @@ impl Detector {
             return f64::NEG_INFINITY; // Almost all hidden: says nothing.
         }
         let (hs, hn) = mean_over(hole);
-        let inv = rot.inverse();
         let (mut explained, mut total) = (0.0, 0.0);
-        for (p, w) in blob {
-            total += w;
-            if self.template.on_material(inv * (p - t)) {
-                explained += w;
+        for (p, wt) in blob {
+            total += wt;
+            let d = p - t;
+            // The inverse rotation, written out.
+            if self
+                .template
+                .on_material(Vector::new(c * d.x + s * d.y, -s * d.x + c * d.y))
+            {
+                explained += wt;
             }
         }
         ms / mn as f64 - if hn > 0 { hs / hn as f64 } else { 0.0 } + explained / total.max(1e-9)
@@ -894,12 +935,14 @@ impl Detector {
         start: Pose,
         start_fit: f64,
         blob: &[(Vector, f64)],
+        quick: bool,
     ) -> (Pose, f64) {
         let mut pose = start;
         let mut fit = start_fit;
         let mut step_mm = 4.0;
         let mut step_rad = 0.1;
-        while step_mm > 0.05 {
+        let last_step = if quick { 0.25 } else { 0.05 };
+        while step_mm > last_step {
             let mut improved = false;
             for (dx, dy, dt) in [
                 (1.0, 0.0, 0.0),
@@ -914,7 +957,7 @@ impl Detector {
                     pose.y + dy * step_mm,
                     pose.angle() + dt * step_rad,
                 );
-                let f = self.agreement(g, &cand, blob, false);
+                let f = self.agreement(g, &cand, blob, quick);
                 if f > fit + 1e-9 {
                     fit = f;
                     pose = cand;
@@ -935,6 +978,7 @@ impl Detector {
         let n = g.width * g.height;
         self.coverage.resize(n, 0.0);
         self.hidden.clear();
+        self.any_hidden = false;
         self.hidden.resize(n, 0.0);
         // Brightness is judged against the table's, which a part of the view that is
         // mostly hand would not show.
@@ -988,6 +1032,7 @@ impl Detector {
                     for vv in v.saturating_sub(2)..(v + 3).min(g.height) {
                         for uu in u.saturating_sub(2)..(u + 3).min(g.width) {
                             self.hidden[vv * g.width + uu] = 1.0;
+                            self.any_hidden = true;
                         }
                     }
                 }
@@ -1236,11 +1281,35 @@ impl<'a> EdgeBuckets<'a> {
     }
 }
 
+/// Where the line at height `y` crosses a convex table: `(x_min, x_max)`, or `None`.
+fn row_span(table: &Table, y: f64) -> Option<(f64, f64)> {
+    let corners = table.corners();
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for (i, a) in corners.iter().enumerate() {
+        let b = corners[(i + 1) % corners.len()];
+        let (ya, yb) = (a.y.min(b.y), a.y.max(b.y));
+        if y < ya || y > yb {
+            continue;
+        }
+        if (b.y - a.y).abs() < 1e-12 {
+            lo = lo.min(a.x.min(b.x));
+            hi = hi.max(a.x.max(b.x));
+        } else {
+            let x = a.x + (y - a.y) / (b.y - a.y) * (b.x - a.x);
+            lo = lo.min(x);
+            hi = hi.max(x);
+        }
+    }
+    (lo <= hi).then_some((lo, hi))
+}
+
 fn bilinear(img: &[f32], w: usize, h: usize, u: f64, v: f64) -> f32 {
-    if u < 0.0 || v < 0.0 || u >= (w - 1) as f64 || v >= (h - 1) as f64 {
+    // Written so that NaN fails the test too.
+    if !(u >= 0.0 && v >= 0.0 && u < (w - 1) as f64 && v < (h - 1) as f64) {
         return 0.0;
     }
-    let (u0, v0) = (u.floor() as usize, v.floor() as usize);
+    // Non-negative here, so truncation is the floor.
+    let (u0, v0) = (u as usize, v as usize);
     let (fu, fv) = ((u - u0 as f64) as f32, (v - v0 as f64) as f32);
     let i = v0 * w + u0;
     let top = img[i] * (1.0 - fu) + img[i + 1] * fu;

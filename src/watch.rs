@@ -103,7 +103,14 @@ pub struct ChangeGate {
     current: Vec<u8>,
     still_frames: u32,
     mask: Vec<u8>,
+    /// The reference scaled to the current exposure, and that scale.
+    matched: Option<Vec<u8>>,
+    gain: f32,
+    observed: u64,
 }
+
+/// Frames between two estimates of the exposure drift.
+const GAIN_EVERY: u64 = 8;
 
 impl ChangeGate {
     /// A gate for coarse views (3 bytes a pixel) laid out as `grid` says.
@@ -116,6 +123,9 @@ impl ChangeGate {
             current: Vec::new(),
             still_frames: 0,
             mask: Vec::new(),
+            matched: None,
+            gain: 1.0,
+            observed: 0,
         }
     }
 
@@ -128,20 +138,27 @@ impl ChangeGate {
     pub fn observe(&mut self, view: &[u8]) -> Change {
         let n = self.grid.width * self.grid.height;
         let view = &view[..(n * 3).min(view.len())];
-        let moved = match &self.previous {
-            Some(prev) if prev.len() == view.len() => {
-                changed_box(&self.grid, prev, view, self.config.threshold, &mut self.mask)
-                    .is_some()
-            }
-            _ => true,
-        };
-        self.still_frames = if moved { 0 } else { self.still_frames + 1 };
-        let since_reference = match &self.reference {
+        if self.observed % GAIN_EVERY == 0 {
+            self.match_exposure(view);
+        }
+        self.observed += 1;
+        let since_reference = match &self.matched {
             Some(reference) if reference.len() == view.len() => {
                 changed_box(&self.grid, reference, view, self.config.threshold, &mut self.mask)
             }
             _ => Some(self.whole()),
         };
+        // As the reference is as the previous frame was, unless something changed
+        // since the reference: only then is the previous frame worth comparing with.
+        let moved = since_reference.is_some()
+            && match &self.previous {
+                Some(prev) if prev.len() == view.len() => {
+                    changed_box(&self.grid, prev, view, self.config.threshold, &mut self.mask)
+                        .is_some()
+                }
+                _ => true,
+            };
+        self.still_frames = if moved { 0 } else { self.still_frames + 1 };
         self.current.clear();
         self.current.extend_from_slice(view);
         std::mem::swap(&mut self.current, self.previous.get_or_insert_with(Vec::new));
@@ -155,7 +172,31 @@ impl ChangeGate {
     pub fn rebase(&mut self) {
         if let Some(prev) = &self.previous {
             self.reference = Some(prev.clone());
+            self.matched = Some(prev.clone());
+            self.gain = 1.0;
         }
+    }
+
+    /// Scales the reference to the exposure of `view`, when the camera's exposure
+    /// has drifted enough to matter: a slow drift is no change on the table.
+    fn match_exposure(&mut self, view: &[u8]) {
+        let Some(reference) = &self.reference else {
+            return;
+        };
+        if reference.len() != view.len() {
+            return;
+        }
+        let gain = exposure_gain(reference, view);
+        if (gain - self.gain).abs() < 0.01 {
+            return;
+        }
+        self.gain = gain;
+        self.matched = Some(
+            reference
+                .iter()
+                .map(|&x| (x as f32 * gain).round().min(255.0) as u8)
+                .collect(),
+        );
     }
 
     /// The whole view's box.
@@ -172,8 +213,7 @@ impl ChangeGate {
 
 /// The box (table mm) of the pixels that differ between two views, or `None`.
 /// A pixel counts when it and at least one 8-neighbour differ by more than
-/// `threshold` in some channel once `after`'s overall exposure is matched to
-/// `before`'s: lone noisy pixels and a slow exposure drift change nothing.
+/// `threshold` in some channel: lone noisy pixels change nothing.
 fn changed_box(
     grid: &TopGrid,
     before: &[u8],
@@ -182,20 +222,23 @@ fn changed_box(
     mask: &mut Vec<u8>,
 ) -> Option<MmBox> {
     let (w, h) = (grid.width, grid.height);
-    let gain = exposure_gain(before, after);
+    let n = (w * h * 3).min(before.len()).min(after.len());
     mask.clear();
-    mask.resize(w * h, 0);
-    let t = threshold as f32;
-    let mut any = false;
-    for (i, m) in mask.iter_mut().enumerate() {
-        let (a, b) = (&before[3 * i..3 * i + 3], &after[3 * i..3 * i + 3]);
-        let differs = (0..3).any(|k| (b[k] as f32 - gain * a[k] as f32).abs() > t);
-        *m = differs as u8;
-        any |= differs;
+    mask.resize(n, 0);
+    // Byte by byte, in a loop simple enough to vectorise; channels are joined after.
+    let mut any = 0u8;
+    for ((m, &a), &b) in mask.iter_mut().zip(&before[..n]).zip(&after[..n]) {
+        *m = (a.abs_diff(b) > threshold) as u8;
+        any |= *m;
     }
-    if !any {
+    if any == 0 {
         return None;
     }
+    for i in 0..n / 3 {
+        mask[i] = mask[3 * i] | mask[3 * i + 1] | mask[3 * i + 2];
+    }
+    mask.truncate(n / 3);
+    mask.resize(w * h, 0);
     let (mut u0, mut u1, mut v0, mut v1) = (usize::MAX, 0, usize::MAX, 0);
     for v in 0..h {
         for u in 0..w {
@@ -395,10 +438,18 @@ mod tests {
         let base = blank(100);
         gate.observe(&base);
         gate.rebase();
-        // 20 % brighter overall, and one lone pixel far off.
-        let mut drift = blank(120);
+        // 40 % brighter overall (beyond the threshold), and one lone pixel far off:
+        // within a few frames the exposure is matched and nothing has changed.
+        let mut drift = blank(140);
         paint(&mut drift, 5, 5, 1, 255);
-        assert_eq!(gate.observe(&drift).since_reference, None);
+        let changes: Vec<_> = (0..GAIN_EVERY + 1)
+            .map(|_| gate.observe(&drift).since_reference)
+            .collect();
+        assert_eq!(changes.last(), Some(&None), "{changes:?}");
+        // A real change under the new exposure still shows.
+        let mut moved = drift.clone();
+        paint(&mut moved, 30, 20, 3, 20);
+        assert!(gate.observe(&moved).since_reference.is_some());
     }
 
     #[test]

@@ -276,7 +276,10 @@ impl Watcher {
                     if share > WHOLE_VIEW_SHARE {
                         (self.look_whole(frame)?, LookKind::Whole)
                     } else {
-                        (self.look_part(frame, &region)?, LookKind::Part)
+                        (
+                            self.look_part(frame, &region, !change.settled)?,
+                            LookKind::Part,
+                        )
                     }
                 }
             }
@@ -298,7 +301,7 @@ impl Watcher {
         Ok(seen)
     }
 
-    fn hints(&self, partial_view: bool) -> Hints {
+    fn hints(&self, partial_view: bool, quick: bool) -> Hints {
         let mut fish = vec![None; self.players];
         for s in self.reference.iter().chain(self.previous.iter()) {
             for f in &s.fish {
@@ -307,12 +310,16 @@ impl Watcher {
                 }
             }
         }
-        Hints { fish, partial_view }
+        Hints {
+            fish,
+            partial_view,
+            quick,
+        }
     }
 
     fn look_whole(&mut self, frame: &Mat) -> Result<Sightings, TopViewError> {
         let bytes = self.views.whole(frame)?;
-        let hints = self.hints(false);
+        let hints = self.hints(false, false);
         Ok(self.detector.detect_with(
             &TopView {
                 grid: self.views.grid,
@@ -323,8 +330,13 @@ impl Watcher {
         ))
     }
 
-    fn look_part(&mut self, frame: &Mat, region: &MmBox) -> Result<Sightings, TopViewError> {
-        let hints = self.hints(true);
+    fn look_part(
+        &mut self,
+        frame: &Mat,
+        region: &MmBox,
+        quick: bool,
+    ) -> Result<Sightings, TopViewError> {
+        let hints = self.hints(true, quick);
         let fresh = match self.views.part(frame, region)? {
             Some((grid, bytes)) => {
                 self.pixels_seen += (grid.width * grid.height) as f64;
