@@ -75,10 +75,20 @@ fn bench(c: &mut Criterion) {
         b.iter(|| fish_put_back_pose(&g, &t, black_box(&scene), 0, Point::new(1000.0, 350.0)))
     });
 
+    // Own coin jammed against coin:3: R6a is impossible (the hole cannot take it
+    // without touching), so this is R6a's refusal followed by the whole edge walk.
     scene
         .poses
         .insert(ItemId::coin(0), Pose::coin(900.0, 330.0));
     group.bench_function("R6a_around_a_crowded_coin", |b| {
+        b.iter(|| fish_put_back_pose(&g, &t, black_box(&scene), 0, Point::new(1000.0, 350.0)))
+    });
+    // Own coin free beside the row of fish: R6a succeeds after turning the fish
+    // past its neighbours.
+    scene
+        .poses
+        .insert(ItemId::coin(0), Pose::coin(919.0, 465.0));
+    group.bench_function("R6a_coin_beside_the_crowd", |b| {
         b.iter(|| fish_put_back_pose(&g, &t, black_box(&scene), 0, Point::new(1000.0, 350.0)))
     });
     scene.poses.remove(&ItemId::coin(0));

@@ -1,12 +1,13 @@
 //! Tracker accuracy against ground truth (`fishtrack eval`): a record made by
-//! `analyse` compared with the simulator's truth, shot by shot and frame by frame.
-//! Pure; the truth reaches it through [`TruthPoses`] (per-frame true poses) and a
-//! truth record (shots with the true flick/rest frames, lost items, scores).
-//! Uses: model, record.
+//! `analyse` compared with the simulator's truth, shot by shot and frame by frame;
+//! several such comparisons pooled into totals; and the evaluation set's definition
+//! ([`Suite`], `eval/suite.json`). Pure; the truth reaches it through [`TruthPoses`]
+//! (per-frame true poses) and a truth record (shots with the true flick/rest frames,
+//! lost items, scores). Uses: model, record.
 
 use crate::model::{FrameIdx, ItemId, Pose};
 use crate::record::{Record, Shot};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// True poses frame by frame.
@@ -208,13 +209,184 @@ pub fn evaluate(
         }
     }
     e.totals_agree = record.scores == truth.scores;
-    e.rest_position_mm = Spread::of(s.rest_position.clone());
-    e.rest_angle_deg = Spread::of(s.rest_angle.clone());
-    e.motion_position_mm = Spread::of(s.motion_position.clone());
-    e.exit_point_mm = Spread::of(s.exit_point.clone());
-    e.flick_frame = Spread::of(s.flick_frame.clone());
-    e.rest_frame = Spread::of(s.rest_frame.clone());
+    e.set_spreads(&s);
     (e, s)
+}
+
+impl Evaluation {
+    /// Every spread from its samples.
+    fn set_spreads(&mut self, s: &EvalSamples) {
+        self.rest_position_mm = Spread::of(s.rest_position.clone());
+        self.rest_angle_deg = Spread::of(s.rest_angle.clone());
+        self.motion_position_mm = Spread::of(s.motion_position.clone());
+        self.exit_point_mm = Spread::of(s.exit_point.clone());
+        self.flick_frame = Spread::of(s.flick_frame.clone());
+        self.rest_frame = Spread::of(s.rest_frame.clone());
+    }
+}
+
+impl EvalSamples {
+    pub fn extend(&mut self, other: &EvalSamples) {
+        self.rest_position.extend_from_slice(&other.rest_position);
+        self.rest_angle.extend_from_slice(&other.rest_angle);
+        self.motion_position
+            .extend_from_slice(&other.motion_position);
+        self.exit_point.extend_from_slice(&other.exit_point);
+        self.flick_frame.extend_from_slice(&other.flick_frame);
+        self.rest_frame.extend_from_slice(&other.rest_frame);
+    }
+}
+
+/// The totals of several evaluations: counts summed, and every spread taken over
+/// all their samples together (a median of medians would let a short clip weigh as
+/// much as a whole match). The totals agree when every part's totals agree.
+pub fn pool<'a>(
+    parts: impl IntoIterator<Item = (&'a Evaluation, &'a EvalSamples)>,
+) -> (Evaluation, EvalSamples) {
+    let mut e = Evaluation {
+        totals_agree: true,
+        ..Default::default()
+    };
+    let mut all = EvalSamples::default();
+    let mut any = false;
+    for (p, s) in parts {
+        any = true;
+        e.truth_shots += p.truth_shots;
+        e.record_shots += p.record_shots;
+        e.matched_shots += p.matched_shots;
+        e.identity_switches += p.identity_switches;
+        e.lost_true_positive += p.lost_true_positive;
+        e.lost_false_positive += p.lost_false_positive;
+        e.lost_false_negative += p.lost_false_negative;
+        e.score_agreement += p.score_agreement;
+        e.totals_agree &= p.totals_agree;
+        all.extend(s);
+    }
+    e.totals_agree &= any;
+    e.set_spreads(&all);
+    (e, all)
+}
+
+/// The evaluation set (`eval/suite.json`): clips the simulator renders and
+/// `analyse` is measured on. Every clip is fixed by its fields, so the set is the
+/// same on every machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    /// What the set covers, for people.
+    #[serde(default)]
+    pub description: String,
+    /// Image size of every clip that does not give its own, WIDTHxHEIGHT.
+    #[serde(default = "default_suite_size")]
+    pub size: String,
+    /// The top-view scale `analyse` works at (mm per pixel); its own default if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mm_per_px: Option<f64>,
+    pub clips: Vec<ClipSpec>,
+}
+
+fn default_suite_size() -> String {
+    "1280x720".into()
+}
+
+/// One clip of the set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClipSpec {
+    /// Unique; also the clip's folder name under the work folder.
+    pub name: String,
+    /// A built-in scenario name, or a scenario file relative to the suite file.
+    pub scenario: String,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default = "default_fps")]
+    pub fps: f64,
+    /// Whether the flicking hand is drawn.
+    #[serde(default = "default_hand")]
+    pub hand: bool,
+    /// Play a generated scenario with this many players (2 to 4) instead of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub players: Option<usize>,
+    /// Moves per player of a generated scenario, instead of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moves: Option<u32>,
+    /// WIDTHxHEIGHT, instead of the suite's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<String>,
+    /// What this clip is for.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_fps() -> f64 {
+    30.0
+}
+fn default_hand() -> bool {
+    true
+}
+
+/// Why a suite cannot be run.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SuiteError {
+    #[error("the suite has no clips")]
+    Empty,
+    #[error("clip `{0}`: a name may hold only letters, digits, `-`, `_` and `.`, and not start with `.`")]
+    BadName(String),
+    #[error("two clips are called `{0}`")]
+    Duplicate(String),
+    #[error("clip `{name}`: {message}")]
+    Clip { name: String, message: String },
+}
+
+impl Suite {
+    /// Checks what the file alone can tell: names usable as folders and unique,
+    /// frame rates and player counts in range. Scenarios are checked when played.
+    pub fn validate(&self) -> Result<(), SuiteError> {
+        if self.clips.is_empty() {
+            return Err(SuiteError::Empty);
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for c in &self.clips {
+            let ok = !c.name.is_empty()
+                && !c.name.starts_with('.')
+                && c.name
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch));
+            if !ok {
+                return Err(SuiteError::BadName(c.name.clone()));
+            }
+            if !seen.insert(c.name.as_str()) {
+                return Err(SuiteError::Duplicate(c.name.clone()));
+            }
+            let bad = |message: String| SuiteError::Clip {
+                name: c.name.clone(),
+                message,
+            };
+            if !(c.fps.is_finite() && (5.0..=240.0).contains(&c.fps)) {
+                return Err(bad(format!("fps {} must be in [5, 240]", c.fps)));
+            }
+            if let Some(n) = c.players {
+                if !(2..=4).contains(&n) {
+                    return Err(bad(format!("players {n}: the set plays 2 to 4")));
+                }
+            }
+            if c.moves == Some(0) {
+                return Err(bad("moves must be at least 1".into()));
+            }
+        }
+        if let Some(m) = self.mm_per_px {
+            if !(m.is_finite() && (0.1..=10.0).contains(&m)) {
+                return Err(SuiteError::Clip {
+                    name: "(suite)".into(),
+                    message: format!("mm_per_px {m} must be in [0.1, 10]"),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 fn compare_shot(
@@ -375,6 +547,109 @@ mod tests {
         assert_eq!(e.score_agreement, 0);
         assert!((e.rest_position_mm.median - 5.0).abs() < 1e-9);
         assert_eq!(e.flick_frame.max, 1.0);
+    }
+
+    #[test]
+    fn totals_pool_the_samples_and_sum_the_counts() {
+        let a_samples = EvalSamples {
+            rest_position: vec![1.0, 2.0, 3.0],
+            flick_frame: vec![0.0],
+            ..Default::default()
+        };
+        let b_samples = EvalSamples {
+            rest_position: (0..7).map(|k| 10.0 + k as f64).collect(),
+            flick_frame: vec![2.0, 4.0],
+            exit_point: vec![5.0],
+            ..Default::default()
+        };
+        let mut a = Evaluation {
+            truth_shots: 1,
+            record_shots: 2,
+            matched_shots: 1,
+            identity_switches: 1,
+            lost_true_positive: 2,
+            lost_false_negative: 1,
+            score_agreement: 1,
+            totals_agree: true,
+            ..Default::default()
+        };
+        a.set_spreads(&a_samples);
+        let mut b = Evaluation {
+            truth_shots: 3,
+            record_shots: 3,
+            matched_shots: 3,
+            identity_switches: 2,
+            lost_true_positive: 1,
+            lost_false_positive: 1,
+            score_agreement: 2,
+            totals_agree: false,
+            ..Default::default()
+        };
+        b.set_spreads(&b_samples);
+        let (t, all) = pool([(&a, &a_samples), (&b, &b_samples)]);
+        assert_eq!((t.truth_shots, t.record_shots, t.matched_shots), (4, 5, 4));
+        assert_eq!(t.identity_switches, 3);
+        assert_eq!(
+            (
+                t.lost_true_positive,
+                t.lost_false_positive,
+                t.lost_false_negative
+            ),
+            (3, 1, 1)
+        );
+        assert_eq!(t.score_agreement, 3);
+        assert!(!t.totals_agree);
+        assert_eq!(all.rest_position.len(), 10);
+        // 1 2 3 10 11 12 13 14 15 16: the pooled median is sample 5 (index
+        // round(4.5) = 5) = 12, not the mean of the medians (2 + 13) / 2 = 7.5.
+        assert_eq!(t.rest_position_mm.median, 12.0);
+        assert_eq!(t.rest_position_mm.count, 10);
+        assert_eq!(t.rest_position_mm.max, 16.0);
+        assert_eq!(t.rest_position_mm.p95, 16.0);
+        assert_eq!(t.flick_frame.median, 2.0);
+        assert_eq!(t.exit_point_mm.count, 1);
+        assert_eq!(t.motion_position_mm, Spread::default());
+        // Pooling one part changes nothing; pooling none agrees on nothing.
+        let (one, _) = pool([(&a, &a_samples)]);
+        assert_eq!(one, a);
+        assert!(!pool([]).0.totals_agree);
+    }
+
+    #[test]
+    fn a_suite_with_a_bad_or_repeated_clip_name_is_refused() {
+        let clip = |name: &str| ClipSpec {
+            name: name.into(),
+            scenario: "match".into(),
+            seed: 1,
+            fps: 30.0,
+            hand: true,
+            players: None,
+            moves: None,
+            size: None,
+            note: String::new(),
+        };
+        let suite = |clips| Suite {
+            description: String::new(),
+            size: "1280x720".into(),
+            mm_per_px: None,
+            clips,
+        };
+        assert_eq!(suite(vec![clip("a-1"), clip("b_2.x")]).validate(), Ok(()));
+        assert_eq!(suite(vec![]).validate(), Err(SuiteError::Empty));
+        assert!(matches!(
+            suite(vec![clip("../up")]).validate(),
+            Err(SuiteError::BadName(_))
+        ));
+        assert!(matches!(
+            suite(vec![clip("a"), clip("a")]).validate(),
+            Err(SuiteError::Duplicate(_))
+        ));
+        let mut fast = clip("fast");
+        fast.fps = 1000.0;
+        assert!(matches!(
+            suite(vec![fast]).validate(),
+            Err(SuiteError::Clip { .. })
+        ));
     }
 
     #[test]

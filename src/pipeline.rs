@@ -6,7 +6,7 @@
 
 use crate::config::Game;
 use crate::geometry::Table;
-use crate::model::{FrameIdx, PlayerIdx};
+use crate::model::{FrameIdx, ItemId, ItemKind, PlayerIdx};
 use crate::record::{Record, Shot, StartState, VideoInfo, RECORD_VERSION};
 use crate::rules::{judge_shot, MatchState, RulesError};
 use crate::shots::{ShotConfig, ShotCutter};
@@ -50,7 +50,11 @@ impl Analysis {
     ) -> Result<Analysis, PipelineError> {
         game.validate().map_err(PipelineError::Game)?;
         let cfg = TrackerConfig::new(fps, game.player_count(), table.clone(), &game.items)?;
-        let cutter = ShotCutter::new(ShotConfig::from_tracker(&cfg));
+        let shot_cfg = ShotConfig::from_tracker(&cfg);
+        let cutter = match start {
+            Some(s) => ShotCutter::with_start(shot_cfg, &s.poses),
+            None => ShotCutter::new(shot_cfg),
+        };
         let tracker = match start {
             Some(s) => Tracker::with_start(cfg, s),
             None => Tracker::new(cfg),
@@ -99,6 +103,22 @@ impl Analysis {
         shot.index = self.first_shot_index + self.shots.len();
         // The mover by turn order; who really flicked is `first_moved` (R11 1.1 / 3).
         shot.player = self.state.next_player;
+        for u in &mut shot.unknown {
+            let kind = if u.kind == "fish" {
+                ItemKind::Fish
+            } else {
+                ItemKind::Coin
+            };
+            let named = |owner| {
+                let item = ItemId { kind, owner };
+                shot.start.contains_key(&item)
+                    || shot.end.contains_key(&item)
+                    || shot.lost.iter().any(|l| l.item == item)
+            };
+            u.owners = (0..self.game.player_count())
+                .filter(|&k| !named(k))
+                .collect();
+        }
         let (next, judgement) = judge_shot(&self.game, &self.table, &self.state, &shot)?;
         shot.score = judgement.score;
         shot.put_back = judgement.put_back;

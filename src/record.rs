@@ -149,6 +149,86 @@ pub struct Shot {
     /// unseen): any coin put-back that depends on them is impossible (R8e).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub doubt: Vec<ItemId>,
+    /// Items on the table whose owner is not known (a loose coin in a clip analysed
+    /// without `--start`: coins are twins, so it is reported, not guessed). They are
+    /// not in `start`, `end`, `tracks` or `lost`, and the rules cannot score them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<UnknownItem>,
+}
+
+/// An item seen on the table whose identity is not known (see [`Shot::unknown`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnknownItem {
+    /// The tracker's number for it: the same item keeps it through the shots of one clip.
+    pub track: u32,
+    /// `coin` or `fish`.
+    pub kind: String,
+    /// The players it may belong to: those whose item of this kind is not
+    /// identified anywhere in the shot.
+    pub owners: Vec<PlayerIdx>,
+    /// Its pose at the flick, if it was on the table then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Pose>,
+    /// Its rest pose, if it is on the table at rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<Pose>,
+    /// Where it was seen from the flick to rest, when it moved (rows as in `tracks`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub track_rows: Vec<TrackRow>,
+    /// When and where it left the table, if it did in this shot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<UnknownLost>,
+}
+
+/// When and where an item of unknown owner crossed the table edge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnknownLost {
+    pub frame: FrameIdx,
+    pub exit: Pose,
+}
+
+impl Shot {
+    /// Moves every frame number of the shot by `offset`: a clip's shot placed in a
+    /// record of several clips (`analyse --chain`) counts frames from the first clip.
+    pub fn shift_frames(&mut self, offset: FrameIdx) {
+        let f = |x: &mut FrameIdx| *x += offset;
+        f(&mut self.flick_frame);
+        f(&mut self.rest_frame);
+        for rows in self.tracks.values_mut() {
+            for r in rows {
+                if let Some(x) = r.first_mut() {
+                    *x += offset as f64;
+                }
+            }
+        }
+        for l in &mut self.lost {
+            f(&mut l.frame);
+        }
+        for v in &mut self.violations {
+            f(&mut v.frame);
+        }
+        if let Some(b) = &mut self.before {
+            for p in &mut b.placed {
+                f(&mut p.frame);
+            }
+            for d in &mut b.disturbed {
+                f(&mut d.frame);
+            }
+            if let Some(r) = &mut b.ready_frame {
+                f(r);
+            }
+        }
+        for u in &mut self.unknown {
+            for r in &mut u.track_rows {
+                if let Some(x) = r.first_mut() {
+                    *x += offset as f64;
+                }
+            }
+            if let Some(l) = &mut u.lost {
+                f(&mut l.frame);
+            }
+        }
+    }
 }
 
 /// `record.json`.

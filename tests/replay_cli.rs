@@ -1,6 +1,7 @@
 //! `fishtrack replay` on bad input, through the binary: one clear line on stderr and
 //! exit 1 for a malformed record, a record that does not match the video (frame
-//! count, frame size), an unknown shot, a missing table calibration; a missing video
+//! count, also of a file cut short whose header still claims the full count; frame
+//! size), an unknown shot, a missing table calibration; a missing video
 //! is not an error: diagrams and the report only, and a note says so.
 
 use std::path::{Path, PathBuf};
@@ -142,6 +143,23 @@ mod with_video {
         let out = dir.path().join("out");
         let o = run_with(&v, &out, &data("table.json"));
         one_line_failure(&o, &["20 frames", "short.avi", "15"]);
+        assert!(!out.exists(), "nothing is written when the inputs disagree");
+    }
+
+    /// The container's frame count is a claim written when recording began: a file
+    /// cut short keeps it. The frames are counted, so the cut file is refused.
+    #[test]
+    fn video_cut_short_is_refused_though_its_header_claims_the_full_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = dir.path().join("cut.avi");
+        make_video(&v, 320, 240, 20);
+        let bytes = std::fs::read(&v).unwrap();
+        std::fs::write(&v, &bytes[..bytes.len() * 3 / 5]).unwrap();
+        let cap = videoio::VideoCapture::from_file(v.to_str().unwrap(), videoio::CAP_ANY).unwrap();
+        assert_eq!(cap.get(videoio::CAP_PROP_FRAME_COUNT).unwrap(), 20.0);
+        let out = dir.path().join("out");
+        let o = run_with(&v, &out, &data("table.json"));
+        one_line_failure(&o, &["20 frames", "cut.avi", "header says 20"]);
         assert!(!out.exists(), "nothing is written when the inputs disagree");
     }
 

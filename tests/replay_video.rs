@@ -1,6 +1,7 @@
 //! The annotated video through the binary: the input's frame count and size, the
 //! annotations really drawn (the lost item's red cross at its projected exit),
-//! `--slow` repeating the flick frames, `--shot` cutting one shot.
+//! `--slow` repeating the flick frames, `--shot` cutting one shot; Motion-JPEG .avi
+//! and mp4v .mp4 input.
 #![cfg(feature = "opencv")]
 
 use opencv::core::{Mat, Scalar, Size, Vec3b, CV_8UC3};
@@ -17,7 +18,13 @@ fn data(name: &str) -> PathBuf {
 
 /// Writes a small MJPG .avi: a grey ramp that changes a little every frame.
 pub fn make_video(path: &Path, w: i32, h: i32, frames: usize) {
-    let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G').unwrap();
+    make_video_as(path, ['M', 'J', 'P', 'G'], w, h, frames)
+}
+
+/// As [`make_video`], in another codec (the container follows the file name).
+pub fn make_video_as(path: &Path, codec: [char; 4], w: i32, h: i32, frames: usize) {
+    let [a, b, c, d] = codec;
+    let fourcc = videoio::VideoWriter::fourcc(a, b, c, d).unwrap();
     let mut wr =
         videoio::VideoWriter::new(path.to_str().unwrap(), fourcc, 10.0, Size::new(w, h), true)
             .unwrap();
@@ -108,6 +115,32 @@ fn annotated_video_has_input_frame_count_and_size_and_marks_the_exit() {
     );
     // The diagrams and the report are written too.
     assert!(out.join("shot_000.png").exists() && out.join("report.html").exists());
+}
+
+/// mp4v in .mp4 (decoded by FFmpeg, not by the Motion-JPEG path): accepted with its
+/// counted frames, every frame written, the exit cross drawn.
+#[test]
+fn mp4v_mp4_input_is_accepted_and_annotated() {
+    let dir = tempfile::tempdir().unwrap();
+    let video = dir.path().join("match.mp4");
+    make_video_as(&video, ['m', 'p', '4', 'v'], 320, 240, 20);
+    let out = dir.path().join("out");
+    let o = replay(&[
+        data("record.json").to_str().unwrap(),
+        "--video",
+        video.to_str().unwrap(),
+        "--table",
+        data("table.json").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let frames = read_frames(&out.join("annotated.avi"));
+    assert_eq!(frames.len(), 20);
+    let px = |m: &Mat| *m.at_2d::<Vec3b>(72, 300).unwrap();
+    let red = |p: Vec3b| p[2] > 170 && p[1] < 110 && p[0] < 110;
+    assert!(!red(px(&frames[5])), "frame 5: {:?}", px(&frames[5]));
+    assert!(red(px(&frames[9])), "frame 9: {:?}", px(&frames[9]));
 }
 
 #[test]

@@ -1309,6 +1309,78 @@ fn cases() -> Vec<(&'static str, &'static str, Check)> {
         "fish put back away from the edge: 2.3",
         fish_put_back(|p| Pose::fish(p.x - 100.0, p.y + 30.0, p.angle())),
     ));
+    // `simulate --scenario match --seed 9` (players swapped): the fish flies off the
+    // left edge 12 mm below the corner (0, 700). Near the corner the put-back pose
+    // touches both the left edge (1 mm, beside the exit) and the top edge (0.3 mm,
+    // 29 mm away along the edge); R6 asks where it touches nearest the exit.
+    c.push((
+        "R11 2.3",
+        "fish put back at the computed pose near a corner: no violation",
+        Box::new(|| {
+            let g = game(2);
+            let t = table();
+            let start = [
+                ("fish:0", fish(537.0, 680.0, -std::f64::consts::FRAC_PI_2)),
+                ("coin:0", coin(537.0, 680.0)),
+                ("fish:1", fish(466.3, 567.9, 1.356)),
+                ("coin:1", coin(465.4, 570.1)),
+            ];
+            let moves = [
+                ("fish:0", fish(520.6, 445.7, -0.409)),
+                ("coin:0", coin(370.5, 644.1)),
+            ];
+            let s0 = shot(
+                0,
+                0,
+                &start,
+                &moves,
+                &[("fish:1", 0.0, 688.06), ("coin:1", 0.0, 686.62)],
+            );
+            let (_, js) = run(&g, std::slice::from_ref(&s0)).map_err(|e| e.to_string())?;
+            let pb = &js[0].put_back[0];
+            let legal = pb.pose.ok_or("no pose")?;
+            let f = footprint().placed(&legal);
+            // The exit point itself lies within 3 mm of the outline: R6b holds there.
+            let exit = Point::new(0.0, 688.06);
+            let to_exit = f
+                .outline
+                .iter()
+                .zip(f.outline.iter().cycle().skip(1))
+                .map(|(a, b)| fishtrack::geometry::table::closest_on_segment(exit, *a, *b))
+                .map(|q| (q - exit).norm())
+                .fold(f64::INFINITY, f64::min);
+            ok(
+                (0.0..=3.0).contains(&fish_edge_gap(&t, &f)) && to_exit <= 3.0,
+                format!("{legal:?}: {to_exit:.2} mm from the exit"),
+            )?;
+            ok(pb.rule == "R6b", format!("{} {}", pb.rule, pb.reason))?;
+            let mut s1 = follow(
+                &s0,
+                1,
+                &[("fish:1", legal), ("coin:1", coin(legal.x, legal.y))],
+            );
+            s1.before = Some(Interlude {
+                placed: vec![
+                    PlacedItem {
+                        item: id("fish:1"),
+                        frame: 250,
+                        pose: legal,
+                    },
+                    PlacedItem {
+                        item: id("coin:1"),
+                        frame: 260,
+                        pose: coin(legal.x, legal.y),
+                    },
+                ],
+                ..Default::default()
+            });
+            let (_, js) = run(&g, &[s0, s1]).map_err(|e| e.to_string())?;
+            ok(
+                js[1].violations.is_empty(),
+                format!("placed {legal:?}: {:?}", js[1].violations),
+            )
+        }),
+    ));
     c.push((
         "R11 2.3",
         "a coin put back although R8 says impossible: 2.3",

@@ -259,6 +259,19 @@ fn start_from_record(record: &Record, setup: &Setup) -> anyhow::Result<Start> {
             names
         );
     }
+    // Same names but other colours (or another count) is another set-up as well.
+    if let Some(g) = &record.game {
+        let colours = |ps: &[crate::config::Player]| -> Vec<String> {
+            ps.iter().map(|p| p.color.to_ascii_lowercase()).collect()
+        };
+        if colours(&g.players) != colours(&setup.game.players) {
+            bail!(
+                "the record is from another game set-up (colours {:?}, this game has {:?})",
+                colours(&g.players),
+                colours(&setup.game.players)
+            );
+        }
+    }
     let Some(last) = record.shots.last() else {
         bail!("the record has no shots to continue from");
     };
@@ -272,8 +285,16 @@ fn start_from_record(record: &Record, setup: &Setup) -> anyhow::Result<Start> {
     validate_start(&poses, setup)?;
     Ok(Start {
         poses,
-        state: Some(state),
+        state: Some(continued(state)),
     })
+}
+
+/// A match state carried into the next clip: its frame numbers belong to the
+/// previous video, so they are forgotten (the next clip's first interlude starts
+/// at its first frame).
+fn continued(mut state: MatchState) -> MatchState {
+    state.last_rest_frame = None;
+    state
 }
 
 fn validate_start(start: &StartState, setup: &Setup) -> anyhow::Result<()> {
@@ -328,13 +349,21 @@ fn analyse_clips(
     let mut start = start;
     let mut merged: Option<Record> = None;
     let mut unseen_everywhere: Option<Vec<String>> = None;
+    // Frames of the clips before this one: the merged record counts frames from the
+    // first clip, as if the clips were one video.
+    let mut offset = 0u64;
     for video in videos {
-        let (record, state, unseen) = analyse_one(video, setup, start.as_ref())?;
+        let (mut record, state, unseen) = analyse_one(video, setup, start.as_ref())?;
         unseen_everywhere = Some(match unseen_everywhere {
             None => unseen,
             Some(u) => u.into_iter().filter(|n| unseen.contains(n)).collect(),
         });
         let next_poses = record.shots.last().map(|s| s.end.clone());
+        let clip_frames = record.video.frames;
+        for shot in &mut record.shots {
+            shot.shift_frames(offset);
+        }
+        offset += clip_frames;
         merged = Some(match merged {
             None => record,
             Some(mut m) => {
@@ -353,7 +382,7 @@ fn analyse_clips(
                     next_player: Some(state.next_player),
                     scores: Some(state.scores.clone()),
                 },
-                state: Some(state),
+                state: Some(continued(state)),
             });
         }
     }

@@ -1,26 +1,69 @@
-//! `fishtrack eval record.json truth.json`: how far a record made by `analyse` is
-//! from the simulator's ground truth — one table of figures, or `--json`.
+//! `fishtrack eval`: how far a record made by `analyse` is from the simulator's
+//! ground truth — one table of figures, or `--json`. With `--suite`, the whole
+//! evaluation set (`eval/suite.json`): every clip simulated (once; kept in the work
+//! folder while its truth is unchanged), analysed, compared with its truth, and one
+//! table with a row per clip and the pooled totals.
+//! Uses: eval (figures, pooling, the suite), sim (scenarios, truth), rules (the
+//! truth's scores), record, config; runs `simulate` and `analyse` as child processes
+//! of this same binary.
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use clap::Args;
+use rayon::prelude::*;
+use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
 
-use crate::eval::{evaluate, Evaluation, TruthPoses};
+use crate::eval::{evaluate, pool, ClipSpec, EvalSamples, Evaluation, Spread, Suite, TruthPoses};
 use crate::geometry::{Point, Table};
 use crate::model::{FrameIdx, ItemId, Pose};
 use crate::record::Record;
 use crate::sim::truth::{FrameTruth, Truth};
+use crate::sim::{Scenario, SimOptions};
 
 #[derive(Debug, Args)]
+#[command(
+    long_about = "Measure analyse's accuracy against the simulator's truth.\n\n\
+fishtrack eval RECORD TRUTH compares one record with one truth.json. \
+fishtrack eval --suite eval/suite.json runs the evaluation set: each clip is simulated into \
+the work folder (kept there, and reused while the simulator still plays the same truth), \
+analysed, and compared; one table shows every figure per clip and the totals over all clips \
+(medians and p95 of all samples pooled, counts summed). Each clip's folder keeps its \
+scenario.json, video, truth, record and the simulate/analyse logs."
+)]
 pub struct EvalArgs {
     /// The record written by `fishtrack analyse`.
-    pub record: PathBuf,
+    #[arg(required_unless_present = "suite", conflicts_with = "suite")]
+    pub record: Option<PathBuf>,
     /// The truth.json written by `fishtrack simulate` for the same video.
-    pub truth: PathBuf,
+    #[arg(required_unless_present = "suite")]
+    pub truth: Option<PathBuf>,
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Run an evaluation set (e.g. eval/suite.json) instead of one record.
+    #[arg(long, value_name = "SUITE.json")]
+    pub suite: Option<PathBuf>,
+    /// The suite's working folder: one sub-folder per clip.
+    #[arg(long, default_value = "out/eval", requires = "suite")]
+    pub work: PathBuf,
+    /// Image size of every clip instead of the suite's, WIDTHxHEIGHT (e.g. a quick 640x360).
+    #[arg(long, requires = "suite")]
+    pub size: Option<String>,
+    /// Run only these clips (comma-separated names); the totals are over them.
+    #[arg(long, value_delimiter = ',', requires = "suite")]
+    pub only: Vec<String>,
+    /// Clips worked on at once (default: one per core).
+    #[arg(long, requires = "suite")]
+    pub jobs: Option<usize>,
+    /// Render every clip again, even one whose truth is unchanged (after a renderer change).
+    #[arg(long, requires = "suite")]
+    pub fresh: bool,
+    /// Don't analyse again where the work folder already holds a clip's record.
+    #[arg(long, requires = "suite")]
+    pub reuse_records: bool,
 }
 
 /// The truth's frames, indexed for lookups by frame.
@@ -74,21 +117,35 @@ pub fn evaluate_files(
 ) -> anyhow::Result<Evaluation> {
     let rec = Record::load(record)?;
     let truth = Truth::load(truth)?;
+    Ok(evaluate_record(&rec, &truth, &record.display().to_string())?.0)
+}
+
+/// Evaluates a loaded record (`what` names it in errors) against its truth.
+fn evaluate_record(
+    rec: &Record,
+    truth: &Truth,
+    what: &str,
+) -> anyhow::Result<(Evaluation, EvalSamples)> {
     if rec.players.len() != truth.players.len() {
-        anyhow::bail!(
-            "{} has {} players but {} has {}: not the same match",
-            record.display(),
+        bail!(
+            "{what} has {} players but {} has {}: not the same match",
             rec.players.len(),
             truth.scenario,
             truth.players.len()
         );
     }
-    let truth_record = scored_truth(&truth)?;
-    Ok(evaluate(&rec, &truth_record, &TruthFrames::new(&truth)).0)
+    let truth_record = scored_truth(truth)?;
+    Ok(evaluate(rec, &truth_record, &TruthFrames::new(truth)))
 }
 
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let e = evaluate_files(&args.record, &args.truth)?;
+    if let Some(suite) = &args.suite {
+        return run_suite(suite, &args);
+    }
+    let (Some(record), Some(truth)) = (&args.record, &args.truth) else {
+        bail!("give a RECORD and its TRUTH, or --suite SUITE.json");
+    };
+    let e = evaluate_files(record, truth)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&e)?);
     } else {
@@ -103,4 +160,514 @@ pub fn print_table(e: &Evaluation) {
     for (k, v) in rows {
         println!("{k:<width$}  {v}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// The evaluation set.
+
+/// Seconds spent on each part of the work.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+struct Seconds {
+    simulate: f64,
+    analyse: f64,
+    eval: f64,
+}
+
+/// One clip's outcome.
+#[derive(Debug, Serialize)]
+struct ClipResult {
+    #[serde(flatten)]
+    spec: ClipSpec,
+    /// The scenario's own name, its player count and the size rendered.
+    scenario_name: String,
+    players: usize,
+    size: String,
+    frames: u64,
+    /// Whether the video was already in the work folder.
+    reused_video: bool,
+    seconds: Seconds,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evaluation: Option<Evaluation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
+    #[serde(skip)]
+    samples: EvalSamples,
+}
+
+/// What every clip of a run shares.
+struct SuiteRun<'a> {
+    exe: PathBuf,
+    suite: &'a Suite,
+    suite_dir: PathBuf,
+    work: PathBuf,
+    size: Option<&'a str>,
+    fresh: bool,
+    reuse_records: bool,
+}
+
+/// `--json` output of a suite.
+#[derive(Serialize)]
+struct SuiteReport<'a> {
+    suite: String,
+    clips: &'a [ClipResult],
+    total: Evaluation,
+    clips_failed: usize,
+    seconds: Seconds,
+    wall_seconds: f64,
+    jobs: usize,
+}
+
+fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
+    let suite: Suite = crate::config::load_json(path)?;
+    suite
+        .validate()
+        .with_context(|| format!("{}", path.display()))?;
+    if let Some(s) = &args.size {
+        super::simulate::parse_size(s)?;
+    }
+    let mut clips: Vec<&ClipSpec> = suite.clips.iter().collect();
+    if !args.only.is_empty() {
+        for name in &args.only {
+            if !suite.clips.iter().any(|c| &c.name == name) {
+                bail!("--only: {} has no clip `{name}`", path.display());
+            }
+        }
+        clips.retain(|c| args.only.contains(&c.name));
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, 64);
+    std::fs::create_dir_all(&args.work)
+        .with_context(|| format!("creating {}", args.work.display()))?;
+    let ctx = SuiteRun {
+        exe: std::env::current_exe().context("finding the fishtrack binary")?,
+        suite: &suite,
+        suite_dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        work: args.work.clone(),
+        size: args.size.as_deref(),
+        fresh: args.fresh,
+        reuse_records: args.reuse_records,
+    };
+    let pool_threads = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("starting the worker threads")?;
+    let bar = super::progress_bar(clips.len() as u64, "eval suite");
+    let started = Instant::now();
+    // Each clip is a simulate and an analyse process, so clips run side by side
+    // with their own logs and nothing of one can stop another.
+    let results: Vec<ClipResult> = pool_threads.install(|| {
+        clips
+            .par_iter()
+            .map(|spec| {
+                let r = run_clip(&ctx, spec);
+                bar.suspend(|| eprintln!("{}", clip_line(&r)));
+                bar.inc(1);
+                r
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let wall = started.elapsed().as_secs_f64();
+    let ok: Vec<&ClipResult> = results.iter().filter(|r| r.evaluation.is_some()).collect();
+    let (total, _) = pool(
+        ok.iter()
+            .filter_map(|r| r.evaluation.as_ref().map(|e| (e, &r.samples))),
+    );
+    let mut seconds = Seconds::default();
+    for r in &results {
+        seconds.simulate += r.seconds.simulate;
+        seconds.analyse += r.seconds.analyse;
+        seconds.eval += r.seconds.eval;
+    }
+    let failed = results.len() - ok.len();
+    if args.json {
+        let report = SuiteReport {
+            suite: path.display().to_string(),
+            clips: &results,
+            total,
+            clips_failed: failed,
+            seconds,
+            wall_seconds: wall,
+            jobs,
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", suite_table(&results, &total));
+        for r in &results {
+            if let Some(e) = &r.error {
+                println!("{}: FAILED: {e}", r.spec.name);
+            }
+            for n in &r.notes {
+                println!("{}: note: {n}", r.spec.name);
+            }
+        }
+        println!(
+            "time: simulate {:.0} s, analyse {:.0} s, eval {:.1} s (summed over clips); \
+             wall {:.0} s with {jobs} at once",
+            seconds.simulate, seconds.analyse, seconds.eval, wall
+        );
+    }
+    if failed > 0 {
+        bail!(
+            "{failed} of {} clips failed (logs in {})",
+            results.len(),
+            args.work.display()
+        );
+    }
+    Ok(())
+}
+
+/// The progress line of a finished clip.
+fn clip_line(r: &ClipResult) -> String {
+    let head = format!(
+        "{}: {} frames, simulate {:.1} s{}, analyse {:.1} s",
+        r.spec.name,
+        r.frames,
+        r.seconds.simulate,
+        if r.reused_video { " (kept)" } else { "" },
+        r.seconds.analyse
+    );
+    match &r.error {
+        Some(e) => format!("{head}: FAILED: {e}"),
+        None => head,
+    }
+}
+
+/// Simulates (unless kept), analyses and evaluates one clip; errors end up in the result.
+fn run_clip(ctx: &SuiteRun, spec: &ClipSpec) -> ClipResult {
+    let mut r = ClipResult {
+        spec: spec.clone(),
+        scenario_name: String::new(),
+        players: 0,
+        size: String::new(),
+        frames: 0,
+        reused_video: false,
+        seconds: Seconds::default(),
+        evaluation: None,
+        error: None,
+        notes: vec![],
+        samples: EvalSamples::default(),
+    };
+    if let Err(e) = clip_steps(ctx, spec, &mut r) {
+        r.error = Some(format!("{e:#}"));
+    }
+    r
+}
+
+/// The clip's scenario with the suite's overrides applied.
+fn clip_scenario(ctx: &SuiteRun, spec: &ClipSpec) -> anyhow::Result<Scenario> {
+    let mut scenario = match Scenario::built_in(&spec.scenario) {
+        Some(s) => s,
+        None => {
+            let file = ctx.suite_dir.join(&spec.scenario);
+            Scenario::resolve(&file.to_string_lossy())?
+        }
+    };
+    if let Some(n) = spec.players {
+        scenario = scenario.with_players(n)?;
+    }
+    if let Some(m) = spec.moves {
+        if !scenario.shots.is_empty() {
+            bail!("moves: scenario {} scripts its own shots", scenario.name);
+        }
+        scenario.moves_per_player = Some(m);
+    }
+    scenario.render.hand = spec.hand;
+    Ok(scenario)
+}
+
+fn clip_steps(ctx: &SuiteRun, spec: &ClipSpec, r: &mut ClipResult) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let scenario = clip_scenario(ctx, spec)?;
+    let size_text = ctx
+        .size
+        .or(spec.size.as_deref())
+        .unwrap_or(&ctx.suite.size)
+        .to_string();
+    let size = super::simulate::parse_size(&size_text)?;
+    let opts = SimOptions {
+        seed: spec.seed,
+        fps: spec.fps,
+        size,
+        ..SimOptions::default()
+    };
+    r.scenario_name = scenario.name.clone();
+    r.players = scenario.players().len();
+    r.size = size_text.clone();
+    // The physics alone takes a moment; its truth tells whether the video kept
+    // from an earlier run is still this clip's.
+    let expected = crate::sim::simulate(&scenario, &opts)?;
+    let dir = ctx.work.join(&spec.name);
+    let video = dir.join(&opts.video_name);
+    let truth_path = dir.join("truth.json");
+    // Compared as the bytes the simulator writes: a float read back from JSON may
+    // differ from the one written in its last bit.
+    let expected_text = serde_json::to_string_pretty(&expected)? + "\n";
+    let same_truth = || std::fs::read_to_string(&truth_path).is_ok_and(|t| t == expected_text);
+    let kept = !ctx.fresh && video.exists() && same_truth();
+    if !kept {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        // A half-written clip must not pass for a kept one next time.
+        let _ = std::fs::remove_file(&truth_path);
+        let scenario_path = dir.join("scenario.json");
+        crate::config::save_json(&scenario, &scenario_path)?;
+        child(
+            &ctx.exe,
+            &[
+                "simulate".as_ref(),
+                "--scenario".as_ref(),
+                scenario_path.as_os_str(),
+                "--seed".as_ref(),
+                spec.seed.to_string().as_ref(),
+                "--fps".as_ref(),
+                spec.fps.to_string().as_ref(),
+                "--size".as_ref(),
+                size_text.as_ref(),
+                "-o".as_ref(),
+                dir.as_os_str(),
+            ],
+            &dir.join("simulate.log"),
+        )
+        .context("simulate")?;
+    }
+    r.reused_video = kept;
+    if !same_truth() {
+        r.notes.push(
+            "the rendered truth differs from the same scenario played in this process; \
+             the clip will be rendered again next time"
+                .into(),
+        );
+    }
+    let truth = Truth::load(&truth_path)?;
+    r.frames = truth.frames.len() as u64;
+    let game_path = dir.join("game.json");
+    crate::config::save_json(&truth.game, &game_path)?;
+    r.seconds.simulate = started.elapsed().as_secs_f64();
+
+    let started = Instant::now();
+    let record_path = dir.join("record.json");
+    if !(ctx.reuse_records && record_path.exists()) {
+        let _ = std::fs::remove_file(&record_path);
+        let mm_per_px = ctx.suite.mm_per_px.map(|m| m.to_string());
+        let table_path = dir.join("table.json");
+        let mut a: Vec<&std::ffi::OsStr> = vec![
+            "analyse".as_ref(),
+            video.as_os_str(),
+            "--table".as_ref(),
+            table_path.as_os_str(),
+            "--game".as_ref(),
+            game_path.as_os_str(),
+            "-o".as_ref(),
+            record_path.as_os_str(),
+            "--quiet".as_ref(),
+        ];
+        if let Some(m) = &mm_per_px {
+            a.push("--mm-per-px".as_ref());
+            a.push(m.as_ref());
+        }
+        if let Err(e) = child(&ctx.exe, &a, &dir.join("analyse.log")) {
+            // analyse writes its record before some complaints (a colour never
+            // seen); such a record is still measured.
+            if !record_path.exists() {
+                return Err(e.context("analyse"));
+            }
+            r.notes.push(format!("analyse: {e:#}"));
+        }
+    }
+    r.seconds.analyse = started.elapsed().as_secs_f64();
+
+    let started = Instant::now();
+    let record = Record::load(&record_path)?;
+    let (e, s) = evaluate_record(&record, &truth, &record_path.display().to_string())?;
+    r.evaluation = Some(e);
+    r.samples = s;
+    r.seconds.eval = started.elapsed().as_secs_f64();
+    Ok(())
+}
+
+/// Runs this binary with `args`, its output into `log`; an error carries the
+/// log's last line.
+fn child(exe: &Path, args: &[&std::ffi::OsStr], log: &Path) -> anyhow::Result<()> {
+    let out = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let status = Command::new(exe)
+        .args(args)
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .status()
+        .with_context(|| format!("running {}", exe.display()))?;
+    if status.success() {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let last = text
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("no output");
+    bail!("{last} (exit {status}; log {})", log.display())
+}
+
+/// The suite's one table: a row per clip, the totals, the targets of issue #5.
+fn suite_table(results: &[ClipResult], total: &Evaluation) -> String {
+    let header = [
+        [
+            "clip",
+            "fps",
+            "hand",
+            "pl",
+            "frames",
+            "shots",
+            "rest mm",
+            "",
+            "angle°",
+            "",
+            "motion mm",
+            "",
+            "id",
+            "lost %",
+            "lost",
+            "exit mm",
+            "flick fr",
+            "rest fr",
+            "score",
+            "totals",
+        ],
+        [
+            "", "", "", "", "", "t/r/m", "med", "p95", "med", "p95", "med", "p95", "sw", "P/R",
+            "tp/fp/fn", "med", "med/max", "med/max", "ok/n", "agree",
+        ],
+    ];
+    let mut rows: Vec<Vec<String>> = header
+        .iter()
+        .map(|h| h.iter().map(|s| s.to_string()).collect())
+        .collect();
+    let mut totals_agree = 0;
+    let mut evaluated = 0;
+    for r in results {
+        let head = vec![
+            r.spec.name.clone(),
+            format!("{}", r.spec.fps),
+            if r.spec.hand { "on" } else { "off" }.into(),
+            r.players.to_string(),
+            r.frames.to_string(),
+        ];
+        let cells = match &r.evaluation {
+            Some(e) => {
+                evaluated += 1;
+                totals_agree += usize::from(e.totals_agree);
+                figure_cells(e, if e.totals_agree { "yes" } else { "no" }.into())
+            }
+            None => {
+                let mut c = vec!["FAILED".to_string()];
+                c.resize(15, "-".into());
+                c
+            }
+        };
+        rows.push(head.into_iter().chain(cells).collect());
+    }
+    let frames: u64 = results.iter().map(|r| r.frames).sum();
+    let head = vec![
+        format!("TOTAL ({evaluated} clips)"),
+        String::new(),
+        String::new(),
+        String::new(),
+        frames.to_string(),
+    ];
+    rows.push(
+        head.into_iter()
+            .chain(figure_cells(total, format!("{totals_agree}/{evaluated}")))
+            .collect(),
+    );
+    let target = [
+        "target", "", "", "", "", "all", "≤0.5", "≤1.5", "≤0.5", "", "≤3", "", "0", "100/100", "",
+        "≤10", "-/≤1", "", "all", "all",
+    ];
+    rows.push(target.iter().map(|s| s.to_string()).collect());
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    let rule = |out: &mut String| {
+        out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * columns.saturating_sub(1)));
+        out.push('\n');
+    };
+    for (i, row) in rows.iter().enumerate() {
+        if i == 2 || i == rows.len() - 2 {
+            rule(&mut out);
+        }
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, s)| {
+                let pad = widths[c].saturating_sub(s.chars().count());
+                if c == 0 {
+                    format!("{s}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{s}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The figure cells of one row, from shots to score agreement.
+fn figure_cells(e: &Evaluation, totals: String) -> Vec<String> {
+    let f = |s: &Spread, x: f64| {
+        if s.count == 0 {
+            "-".to_string()
+        } else {
+            format!("{x:.2}")
+        }
+    };
+    let frames = |s: &Spread| {
+        if s.count == 0 {
+            "-".to_string()
+        } else {
+            format!("{}/{}", s.median, s.max)
+        }
+    };
+    let lost_any = e.lost_true_positive + e.lost_false_positive + e.lost_false_negative > 0;
+    vec![
+        format!("{}/{}/{}", e.truth_shots, e.record_shots, e.matched_shots),
+        f(&e.rest_position_mm, e.rest_position_mm.median),
+        f(&e.rest_position_mm, e.rest_position_mm.p95),
+        f(&e.rest_angle_deg, e.rest_angle_deg.median),
+        f(&e.rest_angle_deg, e.rest_angle_deg.p95),
+        f(&e.motion_position_mm, e.motion_position_mm.median),
+        f(&e.motion_position_mm, e.motion_position_mm.p95),
+        e.identity_switches.to_string(),
+        if lost_any {
+            format!(
+                "{:.0}/{:.0}",
+                100.0 * e.lost_precision(),
+                100.0 * e.lost_recall()
+            )
+        } else {
+            "-".into()
+        },
+        format!(
+            "{}/{}/{}",
+            e.lost_true_positive, e.lost_false_positive, e.lost_false_negative
+        ),
+        f(&e.exit_point_mm, e.exit_point_mm.median),
+        frames(&e.flick_frame),
+        frames(&e.rest_frame),
+        format!("{}/{}", e.score_agreement, e.truth_shots),
+        totals,
+    ]
 }

@@ -68,7 +68,7 @@ pub struct SimulateArgs {
     pub truth_only: bool,
 }
 
-fn parse_size(s: &str) -> anyhow::Result<[u32; 2]> {
+pub(super) fn parse_size(s: &str) -> anyhow::Result<[u32; 2]> {
     let (w, h) = s
         .split_once(['x', 'X'])
         .with_context(|| format!("--size `{s}`: expected WIDTHxHEIGHT, e.g. 1280x720"))?;

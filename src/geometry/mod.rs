@@ -19,6 +19,7 @@
 //!   outline to the table edge (negative when it overhangs).
 //! - `ItemIndex` (kiddo): `build(&[(ItemId, Point)])`, `within(p, radius)`.
 
+pub mod capsule;
 mod index;
 pub mod shapes;
 pub mod table;

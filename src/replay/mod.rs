@@ -12,7 +12,9 @@
 //! | `font` | a tiny built-in 5x7 bitmap font for labels in PNGs |
 //! | `diagram` | shot diagrams and the table mm <-> diagram pixel map |
 //! | `html` | the self-contained HTML report |
+//! | `avi` | the Motion-JPEG `.avi` container the annotated video is stored in |
 
+pub mod avi;
 pub mod diagram;
 pub mod draw;
 pub mod font;

@@ -5,12 +5,27 @@
 //! point × orientations, the fish wholly on the table with its outline within 3 mm of
 //! the edge, touching nothing; when the own coin is also off the table (R9) the coin
 //! must then fit in the hole on the table. Also checks an observed put-back pose
-//! against the same rules within a tolerance. Uses: config, geometry, model, scene.
+//! against the same rules within a tolerance. The search and the check measure
+//! "where the fish touches the edge" alike ([`touch_position`]: beneath its part
+//! within 3 mm of an edge, nearest the exit, on whichever edge near a corner).
+//! Uses: config, geometry, model, scene.
+//!
+//! Speed (a crowded 8-player table, well under 1 ms): capsule bounds
+//! (`geometry::capsule`) settle nearly every "does this pose touch that item" test
+//! without the polygon test, and an orientation that certainly overlaps an item
+//! skips the next places along the same edge while it cannot slide clear of it.
+//! Both only spare tests whose outcome is already known: the poses found are the
+//! same as by trying every candidate in turn.
 
-use super::scene::{Obstacles, Scene};
+use super::scene::{Obstacles, Scene, Shape};
 use crate::config::Game;
+use crate::geometry::capsule::{fish_disc_bound, fish_fish_bound, Bound, CapsuleBounds};
+use crate::geometry::shapes::{bounding_box, fish_fish_overlap_boxed};
 use crate::geometry::table::distance_to_convex;
-use crate::geometry::{fish_edge_gap, Disc, FishFootprint, PlacedFish, Point, Table, Vector};
+use crate::geometry::{
+    disc_disc_overlap, fish_disc_overlap, fish_edge_gap, Disc, FishFootprint, PlacedFish, Point,
+    Table, Vector,
+};
 use crate::model::{ItemId, PlayerIdx, Pose};
 use std::f64::consts::TAU;
 
@@ -65,7 +80,8 @@ pub struct FishPutBack {
     pub reason: String,
     /// Where along the edge (arc length, mm) the exit point lies, for R6b/c.
     pub exit_s: f64,
-    /// Where along the edge the computed pose touches it (R6b/c).
+    /// Where along the edge the computed pose touches it nearest the exit (R6b/c,
+    /// see [`touch_position`]); R6b when that is the exit point itself.
     pub contact_s: Option<f64>,
 }
 
@@ -128,8 +144,20 @@ pub fn fish_put_back_pose_with(
     if coin_off {
         why.push_str("own coin off the table, the hole must hold it on the table (R9); ");
     }
+    // Where the pose touches the edge nearest the exit, measured as the checker
+    // measures it: near a corner the fish may touch beside the exit although its
+    // deepest point lies a step or two away.
+    let found = found.map(|(pose, s, k)| {
+        let fish = footprint.placed(&pose);
+        let contact = touch_position(table, &fish, exit_s, EDGE_TOUCH_MM).unwrap_or(s);
+        (
+            pose,
+            contact,
+            k == 0 || table.perimeter_distance(contact, exit_s) < 1e-6,
+        )
+    });
     match found {
-        Some((pose, contact_s, 0)) => FishPutBack {
+        Some((pose, contact_s, true)) => FishPutBack {
             item: fish_id,
             pose: Some(pose),
             rule: "R6b",
@@ -137,7 +165,7 @@ pub fn fish_put_back_pose_with(
             exit_s,
             contact_s: Some(contact_s),
         },
-        Some((pose, contact_s, _)) => FishPutBack {
+        Some((pose, contact_s, false)) => FishPutBack {
             item: fish_id,
             pose: Some(pose),
             rule: "R6c",
@@ -174,6 +202,18 @@ fn rotated_outlines(footprint: &FishFootprint, n: usize) -> Vec<Vec<Vector>> {
         .collect()
 }
 
+/// The outline's capsule bounds turned to each of `n` orientations, as
+/// [`rotated_outlines`] turns the outline (relative to the hole centre).
+fn rotated_capsules(footprint: &FishFootprint, n: usize) -> Vec<CapsuleBounds> {
+    let local = CapsuleBounds::of_polygon(footprint.outline());
+    (0..n)
+        .map(|k| {
+            let (s, c) = (TAU * k as f64 / n as f64).sin_cos();
+            local.turned_moved(c, s, Vector::zeros())
+        })
+        .collect()
+}
+
 /// Orientation indices ordered by how far they turn from `base` (radians): the
 /// nearest first, then alternating either side. Deterministic.
 fn orientation_order(base: f64, n: usize) -> Vec<usize> {
@@ -199,6 +239,150 @@ fn placed(outline: &[Vector], centre: Point, hole_r: f64, reach: f64) -> PlacedF
     }
 }
 
+/// One item a put-back pose must keep clear of, with its capsule bounds.
+struct Body<'a> {
+    centre: Point,
+    reach: f64,
+    shape: BodyShape<'a>,
+}
+
+enum BodyShape<'a> {
+    Coin(Disc),
+    Fish {
+        fish: &'a PlacedFish,
+        bounds: (Point, Point),
+        caps: CapsuleBounds,
+    },
+}
+
+/// The obstacles of one search. Answers exactly what [`Obstacles`] answers (the
+/// capsule bounds only spare polygon tests whose outcome they already know), with
+/// no allocation per query.
+struct Crowd<'a> {
+    bodies: Vec<Body<'a>>,
+    max_reach: f64,
+}
+
+impl<'a> Crowd<'a> {
+    fn new(obstacles: &'a Obstacles) -> Crowd<'a> {
+        let bodies: Vec<Body> = obstacles
+            .shapes()
+            .iter()
+            .map(|(_, shape)| match shape {
+                Shape::Fish(f) => Body {
+                    centre: f.hole.center,
+                    reach: f.reach,
+                    shape: BodyShape::Fish {
+                        fish: f,
+                        bounds: bounding_box(&f.outline),
+                        caps: CapsuleBounds::of_polygon(&f.outline),
+                    },
+                },
+                Shape::Coin(d) => Body {
+                    centre: d.center,
+                    reach: d.radius,
+                    shape: BodyShape::Coin(*d),
+                },
+            })
+            .collect();
+        let max_reach = bodies.iter().map(|b| b.reach).fold(0.0, f64::max);
+        Crowd { bodies, max_reach }
+    }
+
+    /// The bodies whose centres lie within `radius` of `p`, into `out`.
+    fn near_into(&self, p: Point, radius: f64, out: &mut Vec<usize>) {
+        out.clear();
+        let r2 = radius * radius;
+        out.extend(
+            (0..self.bodies.len()).filter(|&k| (self.bodies[k].centre - p).norm_squared() <= r2),
+        );
+    }
+
+    /// As [`Obstacles::disc_blocked`].
+    fn disc_blocked(&self, disc: &Disc, clearance: f64) -> bool {
+        self.bodies.iter().any(|b| {
+            if (b.centre - disc.center).norm() > b.reach + disc.radius + clearance {
+                return false;
+            }
+            match &b.shape {
+                BodyShape::Coin(c) => disc_disc_overlap(c, disc, clearance),
+                BodyShape::Fish { fish, caps, .. } => {
+                    match fish_disc_bound(caps, &fish.hole, disc, clearance) {
+                        Bound::Clear => false,
+                        Bound::Overlap { .. } => true,
+                        Bound::Unsure => fish_disc_overlap(fish, disc, clearance),
+                    }
+                }
+            }
+        })
+    }
+
+    /// Whether the candidate comes within `clearance` of body `k` (as
+    /// `fish_fish_overlap` / `fish_disc_overlap`): `Some(slack)` when it does, and
+    /// still would if moved by less than `slack` mm (0 when only the polygon test knows).
+    fn hits(&self, k: usize, cand: &mut Candidate, clearance: f64) -> Option<f64> {
+        let b = &self.bodies[k];
+        if (b.centre - cand.hole.center).norm() > b.reach + cand.reach + clearance {
+            return None;
+        }
+        let bound = match &b.shape {
+            BodyShape::Coin(d) => fish_disc_bound(&cand.caps, &cand.hole, d, clearance),
+            BodyShape::Fish { caps, .. } => fish_fish_bound(&cand.caps, caps, clearance),
+        };
+        match bound {
+            Bound::Clear => None,
+            Bound::Overlap { slack } => Some(slack),
+            Bound::Unsure => {
+                let hit = match &b.shape {
+                    BodyShape::Coin(d) => fish_disc_overlap(&cand.placed().0, d, clearance),
+                    BodyShape::Fish { fish, bounds, .. } => {
+                        let (me, my_bounds) = cand.placed();
+                        fish_fish_overlap_boxed(me, *my_bounds, fish, *bounds, clearance)
+                    }
+                };
+                hit.then_some(0.0)
+            }
+        }
+    }
+}
+
+/// A trial pose of the lost fish. Its outline is only laid out when the capsule
+/// bounds cannot decide a test.
+struct Candidate<'o> {
+    outline: &'o [Vector],
+    hole: Disc,
+    reach: f64,
+    caps: CapsuleBounds,
+    laid: Option<(PlacedFish, (Point, Point))>,
+}
+
+impl<'o> Candidate<'o> {
+    fn new(
+        outline: &'o [Vector],
+        caps: &CapsuleBounds,
+        centre: Point,
+        hole_r: f64,
+        reach: f64,
+    ) -> Self {
+        Candidate {
+            outline,
+            hole: Disc::new(centre, hole_r),
+            reach,
+            caps: caps.moved(centre.coords),
+            laid: None,
+        }
+    }
+
+    fn placed(&mut self) -> &(PlacedFish, (Point, Point)) {
+        let (outline, hole, reach) = (self.outline, self.hole, self.reach);
+        self.laid.get_or_insert_with(|| {
+            let fish = placed(outline, hole.center, hole.radius, reach);
+            let bounds = bounding_box(&fish.outline);
+            (fish, bounds)
+        })
+    }
+}
+
 fn search_r6a(
     game: &Game,
     table: &Table,
@@ -213,7 +397,8 @@ fn search_r6a(
         return None;
     }
     let n = params.orientations_r6a.max(1);
-    let outlines = rotated_outlines(footprint, n);
+    let crowd = Crowd::new(obstacles);
+    let reach = footprint.reach();
     // Point the tail away from the nearest edge first: such poses stay on the table.
     let inward = table.nearest_edge_point(coin);
     let base = if (coin - inward).norm() > 1e-9 {
@@ -236,18 +421,36 @@ fn search_r6a(
     // Every orientation covers the disc of the tag around its hole: if something
     // touches that disc, no pose at this offset can be legal.
     let rim = crate::geometry::shapes::boundary_distance(Point::origin(), footprint.outline());
+    let free: Vec<Point> = offsets
+        .iter()
+        .map(|off| coin + off)
+        .filter(|centre| !crowd.disc_blocked(&Disc::new(*centre, rim), params.clearance_mm))
+        .collect();
+    if free.is_empty() {
+        return None;
+    }
+    let outlines = rotated_outlines(footprint, n);
+    let capsules = rotated_capsules(footprint, n);
+    let frames = EdgeFrames::new(table, &outlines);
+    // Every pose tried has its centre within `room` of the coin.
+    let mut near = Vec::new();
+    crowd.near_into(
+        coin,
+        room + reach + crowd.max_reach + params.clearance_mm,
+        &mut near,
+    );
     // The first pose wholly on the table wins; failing that, the first one that
     // cannot fall (centre of mass and hole over the table).
     let mut fallback = None;
-    for off in &offsets {
-        let centre = coin + off;
-        if obstacles.disc_blocked(&Disc::new(centre, rim), params.clearance_mm) {
-            continue;
-        }
+    for &centre in &free {
         for &k in &order {
             let theta = TAU * k as f64 / n as f64;
-            let fish = placed(&outlines[k], centre, hole_r, footprint.reach());
-            let wholly = fish_edge_gap(table, &fish) >= 0.0;
+            let mut cand = Candidate::new(&outlines[k], &capsules[k], centre, hole_r, reach);
+            let wholly = match frames.margin(k, &outlines[k], centre, reach, WHOLLY_UPTO_MM) {
+                // Too close to call with the per-orientation supports: as fish_edge_gap.
+                m if m.abs() < EDGE_ROUNDING_MM => fish_edge_gap(table, &cand.placed().0) >= 0.0,
+                m => m >= 0.0,
+            };
             if !wholly && fallback.is_some() {
                 continue;
             }
@@ -258,7 +461,11 @@ fn search_r6a(
                     s * centroid.x + c * centroid.y,
                 );
             let stable = wholly || (table.contains(g) && table.contains(centre));
-            if !stable || obstacles.fish_hits(&fish, params.clearance_mm).is_some() {
+            if !stable
+                || near
+                    .iter()
+                    .any(|&j| crowd.hits(j, &mut cand, params.clearance_mm).is_some())
+            {
                 continue;
             }
             let pose = Pose::fish(centre.x, centre.y, normalise_angle(theta));
@@ -270,6 +477,12 @@ fn search_r6a(
     }
     fallback
 }
+
+/// Margins closer than this to a threshold are recomputed vertex by vertex (mm).
+const EDGE_ROUNDING_MM: f64 = 1e-9;
+/// "Wholly on the table" needs the margin's sign only: edges farther than this
+/// from every vertex cannot change it.
+const WHOLLY_UPTO_MM: f64 = 1.0;
 
 /// Walks the edge outward from `exit_s`; returns the pose, where it touches the
 /// edge, and how many steps out it was found (0 = at the exit point).
@@ -284,14 +497,21 @@ fn search_edge(
 ) -> Option<(Pose, f64, usize)> {
     let n = params.orientations.max(1);
     let outlines = rotated_outlines(footprint, n);
+    let capsules = rotated_capsules(footprint, n);
     let hole_r = footprint.hole_radius();
+    let reach = footprint.reach();
     let coin_r = game.items.coin.radius;
+    let clearance = params.clearance_mm;
     let step = params.edge_step_mm.max(0.1);
     let half = table.perimeter() / 2.0;
     let coin_inset = table.inset(coin_r);
-    let mut last_hit: [Vec<Option<ItemId>>; 2] = [vec![None; n], vec![None; n]];
-    let bounds = outline_bounds(&outlines);
-    let edges = EdgeFrames::new(table);
+    let crowd = Crowd::new(obstacles);
+    let mut last_hit: [Vec<Option<usize>>; 2] = [vec![None; n], vec![None; n]];
+    // Per direction and orientation: (edge, last step) up to which that
+    // orientation is known to overlap something.
+    let mut skip: [Vec<Option<(usize, usize)>>; 2] = [vec![None; n], vec![None; n]];
+    let edges = EdgeFrames::new(table, &outlines);
+    let mut near = Vec::new();
     // Per edge: the orientation order and, per orientation, the outline point
     // deepest toward that edge (its depth and where along the edge it lies).
     let mut per_edge: Vec<Option<EdgeCache>> = vec![None; table.corners().len()];
@@ -308,9 +528,16 @@ fn search_edge(
             // Every pose tried here puts its outline at this point: if something
             // lies there, no orientation can be legal.
             let contact = place.point + place.inward * EDGE_TARGET_GAP_MM;
-            if obstacles.disc_blocked(&Disc::new(contact, 0.0), params.clearance_mm) {
+            if crowd.disc_blocked(&Disc::new(contact, 0.0), clearance) {
                 continue;
             }
+            // Every pose tried here has its centre within reach + the target gap of
+            // the place (its deepest point lies there): only items near it matter.
+            crowd.near_into(
+                place.point,
+                2.0 * reach + EDGE_TARGET_GAP_MM + crowd.max_reach + clearance,
+                &mut near,
+            );
             let (order, support) = per_edge[place.edge].get_or_insert_with(|| {
                 let base = place.inward.y.atan2(place.inward.x);
                 let support = outlines
@@ -334,28 +561,39 @@ fn search_edge(
                 (orientation_order(base, n), support)
             });
             for &i in order.iter() {
+                if skip[dir][i].is_some_and(|(edge, until)| edge == place.edge && k <= until) {
+                    continue;
+                }
                 let (depth, along) = support[i];
                 // The deepest outline point goes to the edge place, EDGE_TARGET_GAP_MM in.
                 let centre = place.point + place.inward * (EDGE_TARGET_GAP_MM - depth)
                     - place.tangent * along;
-                let gap = edges.margin(&outlines[i], centre, footprint.reach(), EDGE_TOUCH_MM);
+                let gap = edges.margin(i, &outlines[i], centre, reach, EDGE_TOUCH_MM);
                 if !(0.0..=EDGE_TOUCH_MM).contains(&gap) {
                     continue;
                 }
-                let fish = placed(&outlines[i], centre, hole_r, footprint.reach());
+                let mut cand = Candidate::new(&outlines[i], &capsules[i], centre, hole_r, reach);
                 // Walking on, an orientation usually keeps hitting what it hit at the
                 // last place: try that item first.
-                let bbox = (centre + bounds[i].0, centre + bounds[i].1);
-                if let Some(id) = last_hit[dir][i] {
-                    if obstacles.fish_hits_item(&fish, bbox, id, params.clearance_mm) {
-                        continue;
+                let hit = last_hit[dir][i]
+                    .and_then(|j| crowd.hits(j, &mut cand, clearance).map(|slack| (j, slack)))
+                    .or_else(|| {
+                        near.iter().find_map(|&j| {
+                            crowd.hits(j, &mut cand, clearance).map(|slack| (j, slack))
+                        })
+                    });
+                if let Some((j, slack)) = hit {
+                    last_hit[dir][i] = Some(j);
+                    // Along one edge the next places slide this pose by whole steps
+                    // along it: while they slide it by less than the slack, it still
+                    // overlaps the same item.
+                    let more = (slack / step).ceil() as usize;
+                    if more > 1 {
+                        skip[dir][i] = Some((place.edge, k + more - 1));
                     }
-                }
-                if let Some(id) = obstacles.fish_hits_boxed(&fish, bbox, params.clearance_mm) {
-                    last_hit[dir][i] = Some(id);
                     continue;
                 }
-                if coin_off && !coin_can_follow(&coin_inset, obstacles, &fish, coin_r) {
+                if coin_off && !coin_can_follow(&coin_inset, obstacles, &cand.hole, coin_r) {
                     continue;
                 }
                 let theta = TAU * i as f64 / n as f64;
@@ -371,53 +609,63 @@ fn search_edge(
 /// the depth toward the edge and the position along it of the deepest outline point.
 type EdgeCache = (Vec<usize>, Vec<(f64, f64)>);
 
-/// The bounds (min, max offsets from the hole centre) of each turned outline.
-fn outline_bounds(outlines: &[Vec<Vector>]) -> Vec<(Vector, Vector)> {
-    outlines
-        .iter()
-        .map(|o| {
-            o.iter().fold(
-                (
-                    Vector::new(f64::INFINITY, f64::INFINITY),
-                    Vector::new(f64::NEG_INFINITY, f64::NEG_INFINITY),
-                ),
-                |(lo, hi), v| {
-                    (
-                        Vector::new(lo.x.min(v.x), lo.y.min(v.y)),
-                        Vector::new(hi.x.max(v.x), hi.y.max(v.y)),
-                    )
-                },
-            )
-        })
-        .collect()
+/// The table's edges as (start corner, inward unit normal): the margin of a point
+/// inside a convex table is its smallest distance along these normals. With, per
+/// edge and orientation, how deep the turned outline reaches toward that edge.
+struct EdgeFrames {
+    edges: Vec<(Point, Vector)>,
+    /// `support[e][i]`: the least offset of outline `i` along edge `e`'s normal.
+    support: Vec<Vec<f64>>,
 }
 
-/// The table's edges as (start corner, inward unit normal): the margin of a point
-/// inside a convex table is its smallest distance along these normals.
-struct EdgeFrames(Vec<(Point, Vector)>);
-
 impl EdgeFrames {
-    fn new(table: &Table) -> EdgeFrames {
-        EdgeFrames(
-            table
-                .edges()
-                .filter_map(|(a, b)| {
-                    let e = b - a;
-                    let len = e.norm();
-                    (len > 0.0).then(|| (a, Vector::new(-e.y, e.x) / len))
-                })
-                .collect(),
-        )
+    fn new(table: &Table, outlines: &[Vec<Vector>]) -> EdgeFrames {
+        let edges: Vec<(Point, Vector)> = table
+            .edges()
+            .filter_map(|(a, b)| {
+                let e = b - a;
+                let len = e.norm();
+                (len > 0.0).then(|| (a, Vector::new(-e.y, e.x) / len))
+            })
+            .collect();
+        let support = edges
+            .iter()
+            .map(|(_, nrm)| {
+                outlines
+                    .iter()
+                    .map(|o| o.iter().map(|v| nrm.dot(v)).fold(f64::INFINITY, f64::min))
+                    .collect()
+            })
+            .collect();
+        EdgeFrames { edges, support }
     }
 
-    /// The smallest distance of an outline (offsets from `centre`) to the edge:
+    /// The smallest distance of outline `i` (offsets from `centre`) to the edge:
     /// negative when it overhangs. Same as `fish_edge_gap` for a convex table.
     /// Only edges that the outline could come within `upto` of are visited (an
     /// outline within `reach` of the centre); the answer is exact whenever it is
     /// below `upto`, and at least `upto` otherwise.
-    fn margin(&self, outline: &[Vector], centre: Point, reach: f64, upto: f64) -> f64 {
+    fn margin(&self, i: usize, outline: &[Vector], centre: Point, reach: f64, upto: f64) -> f64 {
         let mut m = f64::INFINITY;
-        for (a, nrm) in &self.0 {
+        for (e, (a, nrm)) in self.edges.iter().enumerate() {
+            let base = nrm.dot(&(centre - a));
+            if base - reach >= upto {
+                continue;
+            }
+            m = m.min(base + self.support[e][i]);
+        }
+        // The supports sum in another order than vertex by vertex: at a threshold,
+        // decide as the vertices do.
+        if m.abs() < EDGE_ROUNDING_MM || (m - upto).abs() < EDGE_ROUNDING_MM {
+            return self.vertex_margin(outline, centre, reach, upto);
+        }
+        m
+    }
+
+    /// [`EdgeFrames::margin`] vertex by vertex.
+    fn vertex_margin(&self, outline: &[Vector], centre: Point, reach: f64, upto: f64) -> f64 {
+        let mut m = f64::INFINITY;
+        for (a, nrm) in &self.edges {
             if nrm.dot(&(centre - a)) - reach >= upto {
                 continue;
             }
@@ -434,20 +682,17 @@ impl EdgeFrames {
 
 /// R9: with the fish here, its coin could then be put back (R8a "possible"): the
 /// coin fits on the table inside the hole, and nothing else reaches into the hole.
-fn coin_can_follow(
-    coin_inset: &[Point],
-    obstacles: &Obstacles,
-    fish: &PlacedFish,
-    coin_r: f64,
-) -> bool {
+fn coin_can_follow(coin_inset: &[Point], obstacles: &Obstacles, hole: &Disc, coin_r: f64) -> bool {
     // As `Table::disc_fits_near`, with the inset table computed once per search.
     !coin_inset.is_empty()
-        && distance_to_convex(coin_inset, fish.hole.center) <= fish.hole.radius - coin_r + 1e-9
-        && obstacles.in_disc(&fish.hole).is_empty()
+        && distance_to_convex(coin_inset, hole.center) <= hole.radius - coin_r + 1e-9
+        && obstacles.in_disc(hole).is_empty()
 }
 
 /// Where along the edge (arc length) a fish touches it: the outline vertex nearest
-/// the edge, projected onto the edge.
+/// the edge, projected onto the edge. Near a corner a fish may touch two edges and
+/// this names only the closer touch; R6 asks about the touch nearest the exit, see
+/// [`touch_position`].
 pub fn contact_position(table: &Table, fish: &PlacedFish) -> f64 {
     let nearest = fish
         .outline
@@ -460,6 +705,65 @@ pub fn contact_position(table: &Table, fish: &PlacedFish) -> f64 {
         })
         .unwrap_or(fish.hole.center);
     table.perimeter_position(nearest)
+}
+
+/// Where along the edge (arc length) a fish touches it nearest to `exit_s`. It
+/// touches each edge beneath every part of its outline that lies within `within`
+/// mm of that edge (R6b: "no more than 3 mm from it"); a fish in a corner touches
+/// two edges, and R6 is about the touch nearest the exit. `exit_s` itself when the
+/// fish touches the edge there; `None` when it touches no edge.
+pub fn touch_position(table: &Table, fish: &PlacedFish, exit_s: f64, within: f64) -> Option<f64> {
+    let total = table.perimeter();
+    let exit_s = exit_s.rem_euclid(total);
+    let outline = &fish.outline;
+    let m = outline.len();
+    let mut best: Option<(f64, f64)> = None;
+    let mut start = 0.0;
+    for (a, b) in table.edges() {
+        let len = (b - a).norm();
+        if len <= 0.0 {
+            continue;
+        }
+        let tangent = (b - a) / len;
+        let inward = Vector::new(-tangent.y, tangent.x);
+        for i in 0..m {
+            let (p, q) = (outline[i], outline[(i + 1) % m]);
+            let (dp, dq) = (inward.dot(&(p - a)), inward.dot(&(q - a)));
+            if dp > within && dq > within {
+                continue;
+            }
+            // The part of this side within `within` of the edge's line.
+            let cut = |from: Point, df: f64, to: Point, dt: f64| {
+                if df > within {
+                    from + (to - from) * ((df - within) / (df - dt))
+                } else {
+                    from
+                }
+            };
+            let (p, q) = (cut(p, dp, q, dq), cut(q, dq, p, dp));
+            let along = |x: Point| start + tangent.dot(&(x - a)).clamp(0.0, len);
+            let (u, v) = (along(p), along(q));
+            let (lo, hi) = (u.min(v), u.max(v));
+            let (d, at) = if (lo..=hi).contains(&exit_s) {
+                (0.0, exit_s)
+            } else {
+                let (dl, dh) = (
+                    table.perimeter_distance(lo, exit_s),
+                    table.perimeter_distance(hi, exit_s),
+                );
+                if dl <= dh {
+                    (dl, lo)
+                } else {
+                    (dh, hi)
+                }
+            };
+            if best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, at));
+            }
+        }
+        start += len;
+    }
+    best.map(|(_, at)| at)
 }
 
 /// Checks an observed put-back pose of a fish against R6/R9, given what the search
@@ -517,7 +821,11 @@ pub fn check_fish_pose(
     }
     if let Some(contact) = expected.contact_s {
         let allowed = table.perimeter_distance(contact, expected.exit_s) + OBSERVED_NEAR_MM;
-        let got = table.perimeter_distance(contact_position(table, &fish), expected.exit_s);
+        // Measured as the search measures its own pose (with the observation
+        // tolerance on "touching"), so that the computed pose always passes.
+        let touch = touch_position(table, &fish, expected.exit_s, EDGE_TOUCH_MM + tol)
+            .unwrap_or_else(|| contact_position(table, &fish));
+        let got = table.perimeter_distance(touch, expected.exit_s);
         if got > allowed {
             return Err(format!(
                 "{}: touches the edge {got:.0} mm from where it flew off; a legal place is {:.0} mm away",
@@ -546,5 +854,36 @@ pub fn normalise_angle(a: f64) -> f64 {
         a - TAU
     } else {
         a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Items;
+
+    #[test]
+    fn touch_is_measured_nearest_the_exit_on_any_edge() {
+        let t = Table::rectangle(1000.0, 700.0);
+        let f = FishFootprint::new(&Items::default_set());
+        // Along the bottom edge, 1 mm in: touches it from about x = 492 to 553.
+        let fish = f.placed(&Pose::fish(500.0, 16.0, 0.0));
+        assert_eq!(touch_position(&t, &fish, 520.0, EDGE_TOUCH_MM), Some(520.0));
+        let far = touch_position(&t, &fish, 600.0, EDGE_TOUCH_MM).unwrap();
+        assert!(far > 545.0 && far < 556.0, "{far}");
+        // 3 mm farther in, it touches nowhere.
+        let off = f.placed(&Pose::fish(500.0, 19.5, 0.0));
+        assert_eq!(touch_position(&t, &off, 520.0, EDGE_TOUCH_MM), None);
+        // In the corner (0, 700) (`simulate --scenario match --seed 9`): 1 mm from the
+        // left edge beside the exit, 0.3 mm from the top edge 29 mm away along it.
+        let corner = f.placed(&Pose::fish(15.943, 684.751, -0.8727));
+        let exit_s = t.perimeter_position(Point::new(0.0, 688.06));
+        let touch = touch_position(&t, &corner, exit_s, EDGE_TOUCH_MM).unwrap();
+        assert!(
+            t.perimeter_distance(touch, exit_s) < 1e-9,
+            "{touch} {exit_s}"
+        );
+        let nearest_vertex = contact_position(&t, &corner);
+        assert!(t.perimeter_distance(nearest_vertex, exit_s) > 25.0);
     }
 }

@@ -7,7 +7,10 @@ use super::{Previous, ShotConfig};
 use crate::geometry::shapes::{boundary_distance, point_in_polygon};
 use crate::geometry::{fish_disc_overlap, Disc, PlacedFish, Point, Vector};
 use crate::model::{FrameIdx, ItemId, ItemKind, Pose};
-use crate::record::{DisturbedItem, Interlude, LostItem, PlacedItem, Shot, Stacking, TrackRow};
+use crate::record::{
+    DisturbedItem, Interlude, LostItem, PlacedItem, Shot, Stacking, TrackRow, UnknownItem,
+    UnknownLost,
+};
 use crate::track::motion::{stopping_distance, time_since_start, time_to_cover};
 use crate::track::{edge_crossing, RemovalReason, TrackFrame, TrackId, TrackState, TrackedItem};
 use std::collections::{BTreeMap, BTreeSet};
@@ -506,26 +509,114 @@ pub(crate) fn judge(
     rest_relations(cfg, &mut shot, end_tf, &hidden_under, prev, &mut doubt);
     shot.doubt = doubt.into_iter().collect();
 
-    // Unidentified tracks that took part.
-    for (id, s) in &all {
-        if item_of(*id).is_some() {
-            continue;
-        }
-        let moved = starts.iter().any(|(_, _, t)| t == id);
-        let on = s.last().is_some_and(|(_, t)| t.state.on_table());
-        if moved || !on {
-            shot.notes.push(format!(
-                "a coin of unknown owner (track {}) {}; it is not in this record",
-                id.0,
-                if on { "moved" } else { "left the table" }
-            ));
-        }
+    // Items of unknown owner (loose coins without a start state): reported, not guessed.
+    shot.unknown = unknown_items(history, &all, &rest_pose, &shot, flick, rest_h);
+    for u in &shot.unknown {
+        let what = match (&u.lost, u.track_rows.is_empty()) {
+            (Some(_), _) => "left the table",
+            (None, false) => "moved",
+            (None, true) => "lies on the table",
+        };
+        shot.notes.push(format!(
+            "a {} of unknown owner (track {}) {what}; see `unknown`",
+            u.kind, u.track
+        ));
     }
 
     if let Some(p) = prev {
         shot.before = Some(interlude(cfg, history, &all, p, flick, &shot.start));
     }
     shot
+}
+
+/// Every confirmed track without an identity that was on the table at the flick or
+/// at rest, or left it during the shot.
+fn unknown_items(
+    history: &[TrackFrame],
+    all: &BTreeMap<TrackId, Series<'_>>,
+    rest_pose: &BTreeMap<TrackId, Pose>,
+    shot: &Shot,
+    flick: FrameIdx,
+    rest_h: usize,
+) -> Vec<UnknownItem> {
+    let before_h = at_or_before(history, flick.saturating_sub(1));
+    let mut out = Vec::new();
+    for (id, s) in all {
+        if s.iter().any(|(_, t)| t.item.is_some()) {
+            continue;
+        }
+        let Some(&(_, last)) = s.last() else { continue };
+        let at = |h: usize| s.iter().find(|(k, _)| *k == h).map(|(_, t)| *t);
+        let start = at(before_h)
+            .filter(|t| t.state.on_table())
+            .map(|t| rest_pose.get(id).copied().unwrap_or(t.pose));
+        let in_last_frame = s.last().is_some_and(|(h, _)| *h + 1 == history.len());
+        let end = if in_last_frame && last.state.on_table() {
+            let seen: Vec<Pose> = s
+                .iter()
+                .filter(|(h, x)| *h >= rest_h && x.seen)
+                .map(|(_, x)| x.pose)
+                .collect();
+            Some(if seen.is_empty() {
+                last.pose
+            } else {
+                let x = median(seen.iter().map(|p| p.x).collect());
+                let y = median(seen.iter().map(|p| p.y).collect());
+                match last.kind {
+                    ItemKind::Fish => {
+                        Pose::fish(x, y, median(seen.iter().map(|p| p.angle()).collect()))
+                    }
+                    ItemKind::Coin => Pose::coin(x, y),
+                }
+            })
+        } else {
+            None
+        };
+        let lost = match last.state {
+            TrackState::Removed(RemovalReason::OffTable { frame, exit, .. }) if start.is_some() => {
+                Some(UnknownLost {
+                    frame: frame.max(flick),
+                    exit: Pose::coin(exit.x, exit.y),
+                })
+            }
+            _ => None,
+        };
+        if start.is_none() && end.is_none() && lost.is_none() {
+            continue;
+        }
+        let moved = rest_pose.contains_key(id) || lost.is_some();
+        let track_rows: Vec<TrackRow> = if moved {
+            s.iter()
+                .filter(|(h, t)| {
+                    t.seen && history[*h].frame >= flick && history[*h].frame <= shot.rest_frame
+                })
+                .map(|(h, t)| {
+                    let f = history[*h].frame as f64;
+                    match t.kind {
+                        ItemKind::Fish => vec![f, t.pose.x, t.pose.y, t.pose.angle()],
+                        ItemKind::Coin => vec![f, t.pose.x, t.pose.y],
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        out.push(UnknownItem {
+            track: id.0,
+            kind: match last.kind {
+                ItemKind::Fish => "fish",
+                ItemKind::Coin => "coin",
+            }
+            .to_string(),
+            // Filled in by whoever knows the players (`pipeline`).
+            owners: Vec::new(),
+            start,
+            end,
+            track_rows,
+            lost,
+        });
+    }
+    out
 }
 
 /// Coins in holes, stacking and whether stacked fish touch the table, at rest.
@@ -665,7 +756,9 @@ fn interlude(
 ) -> Interlude {
     let mut out = Interlude::default();
     let mut settle: Vec<FrameIdx> = Vec::new();
-    let in_interlude = |f: FrameIdx| f > prev.rest_frame && f < flick;
+    let in_interlude = |f: FrameIdx| prev.rest_frame.is_none_or(|r| f > r) && f < flick;
+    // The first frame that can hold a put-back.
+    let first = prev.rest_frame.map_or(0, |r| r + 1);
     for (id, pose) in start {
         let Some(s) = all
             .values()
@@ -689,7 +782,7 @@ fn interlude(
                     .iter()
                     .find(|(_, t)| t.state.on_table() && t.item == Some(*id))
                     .map(|(f, _)| *f)
-                    .unwrap_or(prev.rest_frame + 1);
+                    .unwrap_or(first);
                 out.placed.push(PlacedItem {
                     item: *id,
                     frame,
@@ -704,7 +797,7 @@ fn interlude(
                         .iter()
                         .find(|(_, t)| t.seen && dist(&t.pose, p0) > cfg.disturb_mm)
                         .map(|(f, _)| *f)
-                        .unwrap_or(prev.rest_frame + 1);
+                        .unwrap_or(first);
                     out.disturbed.push(DisturbedItem {
                         item: *id,
                         frame,
@@ -720,7 +813,7 @@ fn interlude(
         settle
             .into_iter()
             .max()
-            .unwrap_or(prev.rest_frame)
+            .unwrap_or(prev.rest_frame.unwrap_or(0))
             .min(flick),
     );
     out

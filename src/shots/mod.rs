@@ -118,7 +118,8 @@ enum Phase {
 /// What the previous shot left behind, for the next interlude.
 #[derive(Debug, Clone, Default)]
 struct Previous {
-    rest_frame: FrameIdx,
+    /// `None`: the clip opened at rest (`--start`), before its first frame.
+    rest_frame: Option<FrameIdx>,
     end: BTreeMap<ItemId, Pose>,
     stacking: Vec<Stacking>,
 }
@@ -143,6 +144,19 @@ impl ShotCutter {
             previous: None,
             next_index: 0,
         }
+    }
+
+    /// A cutter for a clip that opens at rest with these poses (`analyse --start`):
+    /// what is put back or moved before the first flick is that shot's interlude,
+    /// as it would be in one video of the whole match.
+    pub fn with_start(cfg: ShotConfig, poses: &BTreeMap<ItemId, Pose>) -> ShotCutter {
+        let mut c = ShotCutter::new(cfg);
+        c.previous = Some(Previous {
+            rest_frame: None,
+            end: poses.clone(),
+            stacking: Vec::new(),
+        });
+        c
     }
 
     pub fn config(&self) -> &ShotConfig {
@@ -241,7 +255,7 @@ impl ShotCutter {
         }
         self.next_index += 1;
         self.previous = Some(Previous {
-            rest_frame: shot.rest_frame,
+            rest_frame: Some(shot.rest_frame),
             end: shot.end.clone(),
             stacking: shot.stacking.clone(),
         });

@@ -213,6 +213,24 @@ pub fn default_players() -> Vec<Player> {
     ]
 }
 
+/// Players for a game of `n`, 1 to 4: the bundled pair, then Vera (green) and Gleb
+/// (purple), hues far from each other, from the wood and from the brass coins.
+pub fn palette_players(n: usize) -> Option<Vec<Player>> {
+    let mut players = default_players();
+    players.push(Player {
+        name: "Vera".into(),
+        color: "#2ca02c".into(),
+    });
+    players.push(Player {
+        name: "Gleb".into(),
+        color: "#9467bd".into(),
+    });
+    (1..=players.len()).contains(&n).then(|| {
+        players.truncate(n);
+        players
+    })
+}
+
 impl Scenario {
     /// A built-in scenario by name, or a JSON file by path.
     pub fn resolve(name_or_path: &str) -> Result<Scenario, ScenarioError> {
@@ -341,6 +359,21 @@ impl Scenario {
             _ => return None,
         };
         Some(s)
+    }
+
+    /// The same scenario for `n` players from [`palette_players`]; only for
+    /// scenarios that place their items by R2 and generate their shots, since a
+    /// scripted start or shot list names the players it was written for.
+    pub fn with_players(mut self, n: usize) -> Result<Scenario, ScenarioError> {
+        if self.start.is_some() || !self.shots.is_empty() {
+            return Err(self.invalid(format!(
+                "its start or shots are scripted for {} players; it cannot be played by {n}",
+                self.players().len()
+            )));
+        }
+        self.players = palette_players(n)
+            .ok_or_else(|| self.invalid(format!("{n} players: 1 to 4 are supported")))?;
+        Ok(self)
     }
 
     fn invalid(&self, message: impl Into<String>) -> ScenarioError {
@@ -538,6 +571,39 @@ mod tests {
             Scenario::resolve("nope"),
             Err(ScenarioError::Unknown(_))
         ));
+    }
+
+    #[test]
+    fn a_generated_match_takes_two_to_four_players_and_a_scripted_one_refuses() {
+        for n in 2..=4 {
+            let s = Scenario::built_in("match")
+                .unwrap()
+                .with_players(n)
+                .unwrap();
+            assert_eq!(s.players().len(), n);
+            let table = s.table().unwrap();
+            let items = s.items();
+            let poses = s.start_poses(&table, &items).unwrap();
+            s.validate_start(&table, &items, &poses)
+                .unwrap_or_else(|e| panic!("{n} players: {e}"));
+        }
+        let colours: Vec<String> = palette_players(4)
+            .unwrap()
+            .into_iter()
+            .map(|p| p.color)
+            .collect();
+        let mut unique = colours.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 4, "{colours:?}");
+        assert!(Scenario::built_in("match")
+            .unwrap()
+            .with_players(5)
+            .is_err());
+        assert!(Scenario::built_in("coin-collision")
+            .unwrap()
+            .with_players(2)
+            .is_err());
     }
 
     #[test]

@@ -271,6 +271,10 @@ struct Track {
     /// The last frame the velocity was restarted from a jump (a kick, a reappearance):
     /// for a few frames after, the velocity is only a rough guess.
     kicked_at: Option<FrameIdx>,
+    /// For a coin: the fish in whose hole it lay when last seen. A coin in a hole
+    /// travels with its fish (and often vanishes in the blur or under the hand),
+    /// so while unseen it is carried along rather than held where it was.
+    rides: Option<TrackId>,
 }
 
 impl Track {
@@ -389,6 +393,7 @@ impl Tracker {
                 det: None,
                 kick_ok: false,
                 kicked_at: None,
+                rides: None,
             });
         }
         t
@@ -447,6 +452,8 @@ impl Tracker {
             }
         }
 
+        self.update_rides();
+
         // Step 5: unmatched tracks.
         let tentative_timeout = self.cfg.frames(self.cfg.tentative_timeout_s);
         for i in 0..self.tracks.len() {
@@ -489,6 +496,39 @@ impl Tracker {
                 .collect(),
             occluders: dets.occluders.clone(),
             events,
+        }
+    }
+
+    /// Which fish hole each coin seen in this frame lies in.
+    fn update_rides(&mut self) {
+        let reach = self.cfg.hole_reach();
+        let fish: Vec<(TrackId, Point)> = self
+            .tracks
+            .iter()
+            .filter(|f| f.kind == ItemKind::Fish && f.state.on_table())
+            .map(|f| (f.id, f.pos))
+            .collect();
+        for t in self
+            .tracks
+            .iter_mut()
+            .filter(|t| t.kind == ItemKind::Coin && t.seen_now)
+        {
+            t.rides = fish
+                .iter()
+                .filter(|(_, p)| (p - t.pos).norm() <= reach)
+                .min_by(|a, b| (a.1 - t.pos).norm().total_cmp(&(b.1 - t.pos).norm()))
+                .map(|(id, _)| *id);
+        }
+    }
+
+    /// The fish an unseen coin rides in, if that fish is still tracked: its pose
+    /// and velocity, or where and when it left the table.
+    fn riding(&self, t: &Track) -> Option<Result<(Point, Vector), RemovalReason>> {
+        let f = self.tracks.iter().find(|f| Some(f.id) == t.rides)?;
+        match f.state {
+            TrackState::Tracked | TrackState::Lost { .. } => Some(Ok((f.pos, f.vel))),
+            TrackState::Removed(r @ RemovalReason::OffTable { .. }) => Some(Err(r)),
+            _ => None,
         }
     }
 
@@ -842,6 +882,46 @@ impl Tracker {
             }
             return;
         }
+        if t.kind == ItemKind::Coin {
+            let ride = t.rides.and_then(|_| {
+                let t = &self.tracks[i];
+                self.riding(t)
+            });
+            match ride {
+                Some(Ok((p, v))) => {
+                    let occluded = dets.occluded(p, cfg.occluder_margin_mm);
+                    let t = &mut self.tracks[i];
+                    t.pos = p;
+                    t.vel = v;
+                    t.hidden_by = occluded.then_some(Hider::Occluder);
+                    if t.state == TrackState::Tracked {
+                        t.state = TrackState::Lost { since: frame };
+                        events.push(TrackEvent::Lost { track: t.id });
+                    }
+                    return;
+                }
+                Some(Err(RemovalReason::OffTable { frame: f, exit, .. })) => {
+                    // It fell with its fish: it left the table where the fish did.
+                    let reason = RemovalReason::OffTable {
+                        frame: f,
+                        exit,
+                        evidence: ExitEvidence::Extrapolated,
+                    };
+                    let t = &mut self.tracks[i];
+                    t.state = TrackState::Removed(reason);
+                    t.vel = Vector::zeros();
+                    t.hidden_by = None;
+                    t.rides = None;
+                    events.push(TrackEvent::Removed {
+                        track: t.id,
+                        reason,
+                    });
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let t = &mut self.tracks[i];
         let (p, v) = if t.kind == ItemKind::Coin {
             t.pred[1]
         } else {
@@ -1002,6 +1082,7 @@ impl Tracker {
                 det: None,
                 kick_ok: false,
                 kicked_at: None,
+                rides: None,
             });
         }
     }
@@ -1035,6 +1116,7 @@ impl Tracker {
         o.hidden_by = None;
         o.partly_hidden = n.partly_hidden;
         o.switch_since = None;
+        o.rides = n.rides;
         if n.kind == ItemKind::Fish {
             o.colour = n.colour.clone();
         }

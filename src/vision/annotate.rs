@@ -5,17 +5,20 @@
 //! `calibration::TableCalibration::pixel_from_table`; what to draw at each frame
 //! comes from `replay::timeline` (pure), so this file only draws and does video I/O.
 //! Output: MJPG `.avi`, the input's frame size and rate; without `--slow` and
-//! `--shot`, the input's frame count. Uses: calibration, record, replay, opencv.
+//! `--shot`, the input's frame count. Frames are JPEG-encoded here (libjpeg-turbo
+//! through `imgcodecs`) and stored by `replay::avi`; see `annotate_video` for the
+//! pipeline. Uses: calibration, record, replay, opencv.
 
 use crate::calibration::TableCalibration;
 use crate::geometry::Point;
 use crate::model::{FrameIdx, ItemId, Pose};
 use crate::record::VideoInfo;
+use crate::replay::avi::{AviError, MjpegAviWriter};
 use crate::replay::timeline::{row_frame, row_pose, Phase};
 use crate::replay::Scene;
-use opencv::core::{Mat, Point as CvPoint, Rect, Scalar, Size, Vector};
+use opencv::core::{Mat, Point as CvPoint, Rect, Scalar, Vector};
 use opencv::prelude::*;
-use opencv::{imgproc, videoio};
+use opencv::{imgcodecs, imgproc, videoio};
 use std::path::{Path, PathBuf};
 
 /// Why a video could not be annotated.
@@ -23,10 +26,12 @@ use std::path::{Path, PathBuf};
 pub enum AnnotateError {
     #[error("cannot open video {0}")]
     Open(PathBuf),
-    #[error("cannot write video {0} (MJPG .avi)")]
-    Write(PathBuf),
+    #[error("cannot write video {path}: {source}")]
+    Io { path: PathBuf, source: AviError },
     #[error("{0}")]
     Mismatch(String),
+    #[error("cannot decode frame {frame} of {path}")]
+    Decode { path: PathBuf, frame: FrameIdx },
     #[error("{path} ended after {read} frames, expected {expected}")]
     Ended {
         path: PathBuf,
@@ -42,21 +47,42 @@ pub enum AnnotateError {
 /// What a video file holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VideoProbe {
+    /// Frames stored in the file, counted (see [`probe_video`]).
     pub frames: u64,
+    /// The frame count the container states (0 if none), which `frames` overrides.
+    pub frames_claimed: u64,
     pub width: u32,
     pub height: u32,
     pub fps: f64,
 }
 
-/// Opens a video and reads its frame count, size and rate from the container.
+/// Opens a video and reads its size and rate from the container, and counts its
+/// frames. The container's own count (`CAP_PROP_FRAME_COUNT`) is a claim: a header
+/// written when recording began, or an estimate from the duration for containers
+/// without one, and wrong for a file cut short. So the frames are counted by reading
+/// the stored packets without decoding them (FFmpeg's raw mode: about 40 ms for 45 MB
+/// of 1280x720 MJPG), one packet per frame; where raw mode is not available they
+/// are decoded and counted, which is exact but slow.
 pub fn probe_video(path: &Path) -> Result<VideoProbe, AnnotateError> {
-    let cap = open(path)?;
-    Ok(VideoProbe {
-        frames: cap.get(videoio::CAP_PROP_FRAME_COUNT)?.max(0.0).round() as u64,
+    let mut cap = open(path)?;
+    let claimed = cap.get(videoio::CAP_PROP_FRAME_COUNT)?;
+    let mut probe = VideoProbe {
+        frames: 0,
+        frames_claimed: if claimed.is_finite() && claimed >= 1.0 {
+            claimed.round() as u64
+        } else {
+            0
+        },
         width: cap.get(videoio::CAP_PROP_FRAME_WIDTH)?.max(0.0) as u32,
         height: cap.get(videoio::CAP_PROP_FRAME_HEIGHT)?.max(0.0) as u32,
         fps: cap.get(videoio::CAP_PROP_FPS)?,
-    })
+    };
+    // Raw mode must be set before the first read; if refused, `grab` decodes.
+    let _ = cap.set(videoio::CAP_PROP_FORMAT, -1.0)?;
+    while cap.grab()? {
+        probe.frames += 1;
+    }
+    Ok(probe)
 }
 
 fn open(path: &Path) -> Result<videoio::VideoCapture, AnnotateError> {
@@ -72,8 +98,11 @@ fn open(path: &Path) -> Result<videoio::VideoCapture, AnnotateError> {
 }
 
 /// Checks that a record was made from this video: same frame size, same frame
-/// count, and every shot inside it. A record without video info (zeros) passes the
-/// size and count checks.
+/// count (the frames [`probe_video`] counted, not the container's claim, so a cut
+/// file whose header still states the full count is refused, and a good file whose
+/// container estimates its count is not), and every shot inside it. A record
+/// without video info (zeros) passes the size and count checks. A frame stored
+/// but not decodable is only found while rendering ([`AnnotateError::Ended`]).
 pub fn check_record_matches(
     record_video: &VideoInfo,
     scene: &Scene,
@@ -91,8 +120,13 @@ pub fn check_record_matches(
         )));
     }
     if record_video.frames > 0 && record_video.frames != probe.frames {
+        let claim = if probe.frames_claimed > 0 && probe.frames_claimed != probe.frames {
+            format!(" (its header says {})", probe.frames_claimed)
+        } else {
+            String::new()
+        };
         return Err(AnnotateError::Mismatch(format!(
-            "the record is of a video of {} frames but {name} has {}",
+            "the record is of a video of {} frames but {name} has {}{claim}",
             record_video.frames, probe.frames
         )));
     }
@@ -529,8 +563,118 @@ impl<'a> Annotator<'a> {
     }
 }
 
+/// JPEG quality of the annotated video: what OpenCV's MJPG writer gave (about 47 dB
+/// PSNR on the demo video), for a third of its CPU time through libjpeg-turbo.
+pub const JPEG_QUALITY: i32 = 95;
+
+/// Encodes frames as JPEG with libjpeg-turbo (OpenCV `imencode`), reusing its buffers.
+pub struct JpegEncoder {
+    params: Vector<i32>,
+    buf: Vector<u8>,
+}
+
+impl Default for JpegEncoder {
+    fn default() -> Self {
+        JpegEncoder {
+            params: Vector::from_iter([imgcodecs::IMWRITE_JPEG_QUALITY, JPEG_QUALITY]),
+            buf: Vector::new(),
+        }
+    }
+}
+
+impl JpegEncoder {
+    /// The JPEG bytes of a BGR image; valid until the next call.
+    pub fn encode(&mut self, img: &Mat) -> opencv::Result<&[u8]> {
+        if !imgcodecs::imencode(".jpg", img, &mut self.buf, &self.params)? {
+            return Err(opencv::Error::new(
+                opencv::core::StsError,
+                "JPEG encoding failed",
+            ));
+        }
+        Ok(self.buf.as_slice())
+    }
+}
+
+/// A frame on its way through the pipeline; `seq` is its place among the distinct
+/// frames of the plan.
+struct Job {
+    seq: usize,
+    frame: FrameIdx,
+    data: Packet,
+}
+
+enum Packet {
+    /// Decoded by the capture (FFmpeg).
+    Image(Mat),
+    /// A Motion-JPEG frame as stored (1 x N bytes), for a worker to decode.
+    Jpeg(Mat),
+}
+
+/// Decodes stored Motion-JPEG frames to BGR with zune-jpeg (through `image`), into
+/// buffers it keeps. Faster than FFmpeg's decoder with its colour conversion, and
+/// than OpenCV's `imdecode` (which swaps channels in a plain loop); and silent,
+/// where libjpeg prints "Corrupt JPEG data" for every frame of OpenCV's own MJPG
+/// writer whose last byte is short of bits (frames that decode correctly).
+#[derive(Default)]
+struct FrameDecoder {
+    rgb: Mat,
+    bgr: Mat,
+}
+
+impl FrameDecoder {
+    /// The frame in `packet` (1 x N bytes), or `None` if it is not a JPEG image
+    /// this decoder reads.
+    fn decode(&mut self, packet: &Mat) -> Option<&mut Mat> {
+        use image::ImageDecoder;
+        let bytes = packet.data_bytes().ok()?;
+        let dec = image::codecs::jpeg::JpegDecoder::new(std::io::Cursor::new(bytes)).ok()?;
+        let (w, h) = dec.dimensions();
+        if dec.color_type() != image::ColorType::Rgb8 {
+            return None; // grey or CMYK: left to FFmpeg
+        }
+        let (w, h) = (i32::try_from(w).ok()?, i32::try_from(h).ok()?);
+        if (self.rgb.cols(), self.rgb.rows()) != (w, h) {
+            self.rgb =
+                Mat::new_rows_cols_with_default(h, w, opencv::core::CV_8UC3, 0.into()).ok()?;
+        }
+        dec.read_image(self.rgb.data_bytes_mut().ok()?).ok()?;
+        imgproc::cvt_color_def(&self.rgb, &mut self.bgr, imgproc::COLOR_RGB2BGR).ok()?;
+        Some(&mut self.bgr)
+    }
+}
+
+/// Whether `input` is Motion-JPEG whose stored frames [`FrameDecoder`] reads
+/// (checked on the first frame). Such frames are decoded on the workers, in
+/// parallel; other codecs (mp4v, H.264) need the capture's decoder, one frame after
+/// the other.
+fn jpeg_packets_decodable(input: &Path, probe: &VideoProbe) -> bool {
+    let check = || -> Result<bool, AnnotateError> {
+        let mut cap = open(input)?;
+        let fourcc = cap.get(videoio::CAP_PROP_FOURCC)? as u32;
+        if !fourcc.to_le_bytes().eq_ignore_ascii_case(b"MJPG") {
+            return Ok(false);
+        }
+        let mut packet = Mat::default();
+        if !cap.set(videoio::CAP_PROP_FORMAT, -1.0)? || !cap.read(&mut packet)? {
+            return Ok(false);
+        }
+        let size = (probe.width as i32, probe.height as i32);
+        Ok(FrameDecoder::default()
+            .decode(&packet)
+            .is_some_and(|img| (img.cols(), img.rows()) == size))
+    };
+    // Any doubt means the capture's own decoder, which is slower but always right.
+    check().unwrap_or(false)
+}
+
 /// Renders the annotated video of `input` into `output` (MJPG .avi). `progress` is
 /// called with the number of frames written so far.
+///
+/// Three stages run at once: one thread reads (and, unless the input is Motion-JPEG,
+/// decodes), a worker per core decodes JPEG input, draws and JPEG-encodes (frames
+/// are independent), and the calling thread stores the JPEGs in plan order. A frame
+/// that `--slow` repeats is drawn and encoded once and stored as many times as the
+/// plan asks. Frame buffers are reused, so a frame costs no 2.7 MB allocation.
 pub fn annotate_video(
     scene: &Scene,
     calib: &TableCalibration,
@@ -546,109 +690,226 @@ pub fn annotate_video(
     } else {
         scene.fps
     };
-    let size = Size::new(probe.width as i32, probe.height as i32);
-    let out_name = output
-        .to_str()
-        .ok_or_else(|| AnnotateError::Write(output.to_path_buf()))?;
-    let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G')?;
-    // OpenCV's own MJPEG writer is multi-threaded and needs no codec library.
-    let mut writer = videoio::VideoWriter::new_with_backend(
-        out_name,
-        videoio::CAP_OPENCV_MJPEG,
-        fourcc,
-        fps,
-        size,
-        true,
-    )?;
-    if !writer.is_opened()? {
-        writer = videoio::VideoWriter::new(out_name, fourcc, fps, size, true)?;
-    }
-    if !writer.is_opened()? {
-        return Err(AnnotateError::Write(output.to_path_buf()));
+    // The plan is non-decreasing: runs of one frame are what `--slow` repeats.
+    let mut runs: Vec<(FrameIdx, u64)> = Vec::new();
+    for &f in &plan {
+        match runs.last_mut() {
+            Some((g, n)) if *g == f => *n += 1,
+            _ => runs.push((f, 1)),
+        }
     }
     let annotator = Annotator::new(scene, calib);
-    // Decoding runs on its own thread, a few frames ahead of drawing and encoding.
-    let mut distinct = plan.clone();
-    distinct.dedup();
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(FrameIdx, Mat), AnnotateError>>(4);
-    let input_path = input.to_path_buf();
-    let mut written = 0u64;
-    std::thread::scope(|scope| -> Result<(), AnnotateError> {
-        scope.spawn(move || {
-            let read = || -> Result<(), AnnotateError> {
-                let mut cap = open(&input_path)?;
-                // `next` is the index of the frame the capture returns on its next read.
-                let mut next: FrameIdx = 0;
-                let ended = |read| AnnotateError::Ended {
-                    path: input_path.clone(),
-                    read,
-                    expected: probe.frames,
-                };
-                for &f in &distinct {
-                    while next < f {
-                        if !cap.grab()? {
-                            return Err(ended(next));
-                        }
-                        next += 1;
-                    }
-                    let mut raw = Mat::default();
-                    if !cap.read(&mut raw)? || raw.empty() {
-                        return Err(ended(next));
-                    }
-                    next += 1;
-                    if tx.send(Ok((f, raw))).is_err() {
-                        return Ok(()); // the writer stopped: nothing more to do
-                    }
-                }
-                Ok(())
-            };
-            if let Err(e) = read() {
-                let _ = tx.send(Err(e));
-            }
-        });
-        let mut current: Option<(FrameIdx, Mat)> = None;
-        for &f in &plan {
-            if current.as_ref().map(|c| c.0) != Some(f) {
-                let (got, mut img) = match rx.recv() {
-                    Ok(r) => r?,
-                    Err(_) => {
-                        return Err(AnnotateError::Ended {
-                            path: input.to_path_buf(),
-                            read: f,
-                            expected: probe.frames,
-                        })
-                    }
-                };
-                if img.cols() != size.width || img.rows() != size.height {
-                    return Err(AnnotateError::Mismatch(format!(
-                        "{}: frame {got} is {}x{}, expected {}x{}",
-                        input.display(),
-                        img.cols(),
-                        img.rows(),
-                        size.width,
-                        size.height
-                    )));
-                }
-                annotator.draw(&mut img, got, opts.slow)?;
-                current = Some((got, img));
-            }
-            if let Some((_, img)) = &current {
-                writer.write(img)?;
-            }
-            written += 1;
-            if written % 16 == 0 {
-                progress(written);
-            }
-        }
-        drop(rx);
-        Ok(())
-    })?;
+    let job = Render {
+        annotator: &annotator,
+        input,
+        output,
+        probe,
+        fps,
+        slow: opts.slow,
+        runs: &runs,
+    };
+    let raw = jpeg_packets_decodable(input, &probe);
+    let written = match job.run(raw, &mut progress) {
+        // A later frame libjpeg cannot read (the first one it could): start again
+        // with the capture's decoder rather than refuse a video FFmpeg plays.
+        Err(AnnotateError::Decode { .. }) if raw => job.run(false, &mut progress)?,
+        r => r?,
+    };
     progress(written);
-    writer.release()?;
     Ok(AnnotateSummary {
         frames_written: written,
         width: probe.width,
         height: probe.height,
         fps,
     })
+}
+
+/// One rendering pass of [`annotate_video`].
+struct Render<'a> {
+    annotator: &'a Annotator<'a>,
+    input: &'a Path,
+    output: &'a Path,
+    probe: VideoProbe,
+    fps: f64,
+    slow: u32,
+    runs: &'a [(FrameIdx, u64)],
+}
+
+impl Render<'_> {
+    /// Writes the whole output; `raw`: the workers decode the stored JPEG frames.
+    fn run(&self, raw: bool, progress: &mut dyn FnMut(u64)) -> Result<u64, AnnotateError> {
+        let (input, output, probe, runs) = (self.input, self.output, self.probe, self.runs);
+        let file = std::fs::File::create(output).map_err(|e| AnnotateError::Io {
+            path: output.to_path_buf(),
+            source: e.into(),
+        })?;
+        let io_err = |e: AviError| AnnotateError::Io {
+            path: output.to_path_buf(),
+            source: e,
+        };
+        let mut avi = MjpegAviWriter::create(
+            std::io::BufWriter::with_capacity(1 << 20, file),
+            probe.width,
+            probe.height,
+            self.fps,
+        )
+        .map_err(io_err)?;
+        let workers = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(1, 8);
+
+        // Bounded queues keep a few frames in flight, enough to keep every stage busy.
+        let (job_tx, job_rx) = std::sync::mpsc::sync_channel::<Job>(2 * workers);
+        // Shared by the workers and dropped with the last of them, so the reader stops
+        // (instead of waiting forever) when they do.
+        let job_rx = std::sync::Arc::new(std::sync::Mutex::new(job_rx));
+        type Done = Result<(usize, Vec<u8>), AnnotateError>;
+        let (done_tx, done_rx) = std::sync::mpsc::sync_channel::<Done>(4 * workers);
+        // Decoded frames go back to the reader for reuse.
+        let (pool_tx, pool_rx) = std::sync::mpsc::sync_channel::<Mat>(4 * workers);
+        let mut written = 0u64;
+        std::thread::scope(|scope| -> Result<(), AnnotateError> {
+            let read_done = done_tx.clone();
+            scope.spawn(move || {
+                let read = || -> Result<(), AnnotateError> {
+                    let mut cap = open(input)?;
+                    if raw && !cap.set(videoio::CAP_PROP_FORMAT, -1.0)? {
+                        return Err(AnnotateError::Decode {
+                            path: input.to_path_buf(),
+                            frame: 0,
+                        });
+                    }
+                    // `next` is the index of the frame the capture returns on its next read.
+                    let mut next: FrameIdx = 0;
+                    let ended = |read| AnnotateError::Ended {
+                        path: input.to_path_buf(),
+                        read,
+                        expected: probe.frames,
+                    };
+                    for (seq, &(frame, _)) in runs.iter().enumerate() {
+                        while next < frame {
+                            if !cap.grab()? {
+                                return Err(ended(next));
+                            }
+                            next += 1;
+                        }
+                        let mut m = if raw {
+                            Mat::default()
+                        } else {
+                            pool_rx.try_recv().unwrap_or_default()
+                        };
+                        if !cap.read(&mut m)? || m.empty() {
+                            return Err(ended(next));
+                        }
+                        next += 1;
+                        let data = if raw {
+                            Packet::Jpeg(m)
+                        } else {
+                            Packet::Image(m)
+                        };
+                        if job_tx.send(Job { seq, frame, data }).is_err() {
+                            return Ok(()); // the workers stopped: nothing more to do
+                        }
+                    }
+                    Ok(())
+                };
+                if let Err(e) = read() {
+                    let _ = read_done.send(Err(e));
+                }
+            });
+            for _ in 0..workers {
+                let (job_rx, done_tx, pool_tx) = (job_rx.clone(), done_tx.clone(), pool_tx.clone());
+                scope.spawn(move || {
+                    let mut jpeg = JpegEncoder::default();
+                    let mut decoder = FrameDecoder::default();
+                    loop {
+                        let job = match job_rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(Job { seq, frame, data }) = job else {
+                            return; // the reader is done
+                        };
+                        let (out, back) = match data {
+                            Packet::Image(mut img) => {
+                                (self.frame(&mut img, seq, frame, &mut jpeg), Some(img))
+                            }
+                            Packet::Jpeg(packet) => {
+                                let out = match decoder.decode(&packet) {
+                                    Some(img) => self.frame(img, seq, frame, &mut jpeg),
+                                    None => Err(AnnotateError::Decode {
+                                        path: input.to_path_buf(),
+                                        frame,
+                                    }),
+                                };
+                                (out, None)
+                            }
+                        };
+                        let failed = out.is_err();
+                        if done_tx.send(out).is_err() || failed {
+                            return;
+                        }
+                        if let Some(img) = back {
+                            let _ = pool_tx.try_send(img);
+                        }
+                    }
+                });
+            }
+            drop(job_rx);
+            drop(done_tx);
+            drop(pool_tx);
+            // Owned here so that returning early (an error) hangs up on the workers.
+            let done_rx = done_rx;
+
+            // Frames finish out of order; they are stored in plan order.
+            let mut pending = std::collections::BTreeMap::new();
+            let mut next_seq = 0;
+            while next_seq < runs.len() {
+                let Ok(done) = done_rx.recv() else {
+                    return Err(AnnotateError::Ended {
+                        path: input.to_path_buf(),
+                        read: runs[next_seq].0,
+                        expected: probe.frames,
+                    });
+                };
+                let (seq, bytes) = done?;
+                pending.insert(seq, bytes);
+                while let Some(bytes) = pending.remove(&next_seq) {
+                    for _ in 0..runs[next_seq].1 {
+                        avi.write_frame(&bytes).map_err(io_err)?;
+                        written += 1;
+                        if written % 16 == 0 {
+                            progress(written);
+                        }
+                    }
+                    next_seq += 1;
+                }
+            }
+            Ok(())
+        })?;
+        avi.finish().map_err(io_err)?;
+        Ok(written)
+    }
+
+    /// Draws on one decoded frame and JPEG-encodes it.
+    fn frame(
+        &self,
+        img: &mut Mat,
+        seq: usize,
+        frame: FrameIdx,
+        jpeg: &mut JpegEncoder,
+    ) -> Result<(usize, Vec<u8>), AnnotateError> {
+        let (w, h) = (self.probe.width as i32, self.probe.height as i32);
+        if img.cols() != w || img.rows() != h {
+            return Err(AnnotateError::Mismatch(format!(
+                "{}: frame {frame} is {}x{}, expected {w}x{h}",
+                self.input.display(),
+                img.cols(),
+                img.rows(),
+            )));
+        }
+        self.annotator.draw(img, frame, self.slow)?;
+        Ok((seq, jpeg.encode(img)?.to_vec()))
+    }
 }
