@@ -838,7 +838,13 @@ impl Detector {
                 break;
             }
         }
-        if best_fit < GOOD_FIT && !fully_seen {
+        // A partly hidden tag can be explained by a wrong pose too (its seen half fits
+        // the other way round): a local fit is trusted only near where it was last seen.
+        let near_prior = prior.is_some_and(|p| {
+            (p.point() - best_pose.point()).norm() < 0.5 * self.footprint.reach()
+                && wrap_angle(p.angle() - best_pose.angle()).abs() < 0.6
+        });
+        if !fully_seen && (best_fit < GOOD_FIT || !near_prior) {
             // Nothing near explains it: search positions around the seen part at every
             // angle (slow, and rare: a tag mostly hidden far from where it was).
             let reach = self.footprint.reach();
