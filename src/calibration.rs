@@ -497,6 +497,36 @@ pub fn order_table_corners(
     Some((ordered, aspect))
 }
 
+/// The rigid pose of the table plane in the camera frame, `(R, t)` with
+/// `camera point = R * (x, y, 0) + t`, recovered from the homography and `K`
+/// (the nearest true rotation, by SVD). `None` for a degenerate homography.
+fn plane_pose(
+    camera: &CameraIntrinsics,
+    table_from_undistorted: &Homography,
+) -> Option<(Matrix3<f64>, nalgebra::Vector3<f64>)> {
+    let m = camera.matrix().try_inverse()? * table_from_undistorted.inverse().matrix();
+    let (a, b) = (m.column(0).into_owned(), m.column(1).into_owned());
+    let scale = 2.0 / (a.norm() + b.norm());
+    let mut r = Matrix3::zeros();
+    r.set_column(0, &(a * scale));
+    r.set_column(1, &(b * scale));
+    r.set_column(2, &(a * scale).cross(&(b * scale)));
+    let svd = r.svd(true, true);
+    let (u, vt) = (svd.u?, svd.v_t?);
+    let mut rot = u * vt;
+    let mut t: nalgebra::Vector3<f64> = m.column(2) * scale;
+    if rot.determinant() < 0.0 {
+        rot = -rot;
+    }
+    // The table lies in front of the camera.
+    if t.z < 0.0 {
+        t = -t;
+        rot.set_column(0, &-rot.column(0));
+        rot.set_column(1, &-rot.column(1));
+    }
+    Some((rot, t))
+}
+
 /// How far (RMS, mm) the table corners land from where a rigid camera (this `K`, the
 /// plane pose recovered from the homography) would put them: 0 for a perfect
 /// calibration, large when the corners, the size or the intrinsics disagree. Four
@@ -507,21 +537,7 @@ pub fn rigid_plane_residual_mm(
     corners_mm: &[Point2<f64>],
 ) -> Option<f64> {
     let k = camera.matrix();
-    let m = k.try_inverse()? * table_from_undistorted.inverse().matrix();
-    let (a, b) = (m.column(0).into_owned(), m.column(1).into_owned());
-    let scale = 2.0 / (a.norm() + b.norm());
-    let mut r = Matrix3::zeros();
-    r.set_column(0, &(a * scale));
-    r.set_column(1, &(b * scale));
-    r.set_column(2, &(a * scale).cross(&(b * scale)));
-    // The nearest rotation (SVD), so the check is against a truly rigid pose.
-    let svd = r.svd(true, true);
-    let (u, vt) = (svd.u?, svd.v_t?);
-    let mut rot = u * vt;
-    if rot.determinant() < 0.0 {
-        rot = -rot;
-    }
-    let t = m.column(2) * scale;
+    let (rot, t) = plane_pose(camera, table_from_undistorted)?;
     let mut sum = 0.0;
     for p in corners_mm {
         let cam = rot.column(0) * p.x + rot.column(1) * p.y + t;
@@ -542,6 +558,18 @@ impl TableCalibration {
     /// Table mm to the undistorted pixel.
     pub fn undistorted_pixel_from_table(&self, p: Point) -> Point2<f64> {
         self.table_from_undistorted.inverse().apply(p)
+    }
+
+    /// Where the camera's centre is in table mm: `x`, `y`, and its height above the
+    /// table plane. Items stand up from the table (a tag is millimetres thick), and
+    /// their top faces appear shifted away from the camera's foot point by
+    /// `height / (camera height - height)`; this is what undoes it. `None` when the
+    /// homography is degenerate.
+    pub fn camera_position_mm(&self) -> Option<nalgebra::Point3<f64>> {
+        let (rot, t) = plane_pose(&self.camera, &self.table_from_undistorted)?;
+        let c = -(rot.transpose() * t);
+        (c.iter().all(|v| v.is_finite()) && c.z.abs() > 1.0)
+            .then(|| nalgebra::Point3::new(c.x, c.y, c.z.abs()))
     }
 
     /// The axis-aligned bounds of the table polygon, `(min, max)` in mm.
@@ -589,6 +617,42 @@ mod tests {
             let p = Point2::new(u, v);
             let back = cam.distort_pixel(cam.undistort_pixel(p));
             assert!((back - p).norm() < 1e-6, "{p:?} -> {back:?}");
+        }
+    }
+
+    /// A camera 1.1 m above a point beside the table, tilted toward it: the position
+    /// comes back from the homography alone (either sign of its scale).
+    #[test]
+    fn camera_position_comes_back_from_the_homography() {
+        let cam = CameraIntrinsics::pinhole([1280, 720], 1000.0);
+        let centre = nalgebra::Vector3::new(480.0, -420.0, 1100.0);
+        let tilt = 30f64.to_radians();
+        // Camera axes in table coordinates: x along table +x, z (view) tilted toward +y.
+        let x_axis = nalgebra::Vector3::new(1.0, 0.0, 0.0);
+        let z_axis = nalgebra::Vector3::new(0.0, tilt.sin(), -tilt.cos());
+        let y_axis = z_axis.cross(&x_axis);
+        let cam_from_table = Matrix3::from_rows(&[
+            x_axis.transpose(),
+            y_axis.transpose(),
+            z_axis.transpose(),
+        ]);
+        let t = -(cam_from_table * centre);
+        let mut img_from_table = Matrix3::zeros();
+        img_from_table.set_column(0, &cam_from_table.column(0));
+        img_from_table.set_column(1, &cam_from_table.column(1));
+        img_from_table.set_column(2, &t);
+        for sign in [1.0, -1.0] {
+            let h = Homography::from_matrix(cam.matrix() * img_from_table * sign).unwrap();
+            let file = TableFile {
+                corners_mm: vec![[0.0, 0.0], [1000.0, 0.0], [1000.0, 700.0], [0.0, 700.0]],
+                image_corners_px: vec![],
+                homography: h.inverse().rows(),
+                camera: cam.clone(),
+                reprojection_error_mm: 0.0,
+            };
+            let cal = TableCalibration::from_file(file, "test").unwrap();
+            let got = cal.camera_position_mm().unwrap();
+            assert!((got.coords - centre).norm() < 1e-6, "{got:?}");
         }
     }
 

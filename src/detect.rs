@@ -107,6 +107,38 @@ pub struct Sightings {
 }
 
 impl Sightings {
+    /// The sightings moved from where the items appear on the table plane to where
+    /// they stand. A point `h` mm above the table, seen from a camera whose centre is
+    /// at `camera` (table mm, `z` its height), appears pushed away from the camera's
+    /// foot point by the factor `z / (z - h)`: about 2 mm for a tag's top seen
+    /// obliquely. What is seen of an item is its top face together with the sides
+    /// facing the camera, which sweep from the top face down to the table: the fitted
+    /// outline sits halfway, at half the item's thickness (plus a tag's thickness for
+    /// a coin lying on a tag).
+    pub fn seen_from(mut self, camera: &nalgebra::Point3<f64>, items: &Items) -> Sightings {
+        let foot = Point::new(camera.x, camera.y);
+        let height = camera.z;
+        let lower = |p: Point, h: f64| -> Point {
+            if height <= h + 1.0 {
+                return p;
+            }
+            foot + (p - foot) * ((height - h) / height)
+        };
+        let footprint = FishFootprint::new(items);
+        let placed: Vec<_> = self.fish.iter().map(|f| footprint.placed(&f.pose)).collect();
+        for c in &mut self.coins {
+            let on_tag = placed.iter().any(|f| f.covers(c.pt_in_table));
+            let h = 0.5 * items.coin.thickness + if on_tag { items.fish.thickness } else { 0.0 };
+            c.pt_in_table = lower(c.pt_in_table, h);
+        }
+        for f in &mut self.fish {
+            let p = lower(f.pose.point(), 0.5 * items.fish.thickness);
+            f.pose.x = p.x;
+            f.pose.y = p.y;
+        }
+        self
+    }
+
     /// The tracker's input for one frame. A coin inside a found tag's hole is marked
     /// as shown by that hole; players' colour scores are one-hot (one tag a colour).
     pub fn to_frame_detections(
@@ -164,6 +196,24 @@ impl Sightings {
     }
 }
 
+/// What a caller already knows about a frame, to look faster.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hints {
+    /// Each player's fish pose when last seen (indexed by player): a partly hidden tag
+    /// is fitted from there before any wider search.
+    pub fish: Vec<Option<Pose>>,
+    /// The view is only a part of the table (perhaps mostly hand): keep the table's
+    /// and floor's looks learned from whole views.
+    pub partial_view: bool,
+    /// Things are moving: fit poses to a quarter of a millimetre rather than to the
+    /// last hundredth (motion blur leaves no more to find, and it is much cheaper).
+    pub quick: bool,
+}
+
+/// An agreement (0..2) that a locally refined pose must reach to be taken without
+/// the wide search: most of the material covered, the hole clear.
+const GOOD_FIT: f64 = 1.6;
+
 /// Tunables, in physical units.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DetectorConfig {
@@ -211,12 +261,17 @@ struct Template {
 impl Template {
     /// Whether a fish-frame point lies on the tag material (or within a pixel of it).
     fn on_material(&self, p: Vector) -> bool {
-        let u = ((p.x + self.raster_half) / self.raster_step).round();
-        let v = ((p.y + self.raster_half) / self.raster_step).round();
-        if u < 0.0 || v < 0.0 || u as usize >= self.raster_side || v as usize >= self.raster_side {
+        // Rounded by adding a half and truncating (cheap; valid for non-negatives).
+        let u = (p.x + self.raster_half) / self.raster_step + 0.5;
+        let v = (p.y + self.raster_half) / self.raster_step + 0.5;
+        if !(u >= 0.0 && v >= 0.0) {
             return false;
         }
-        self.raster[v as usize * self.raster_side + u as usize] != 0
+        let (u, v) = (u as usize, v as usize);
+        if u >= self.raster_side || v >= self.raster_side {
+            return false;
+        }
+        self.raster[v * self.raster_side + u] != 0
     }
 }
 
@@ -327,6 +382,8 @@ pub struct Detector {
     votes: Vec<u16>,
     /// 1 where an occluder (a hand) hides the table, else 0.
     hidden: Vec<f32>,
+    /// Some pixel of `hidden` is 1.
+    any_hidden: bool,
     /// Which pixels of `on_table_grid` lie on the table, computed once per grid.
     on_table: Vec<bool>,
     on_table_grid: Option<TopGrid>,
@@ -335,6 +392,8 @@ pub struct Detector {
     floor_look: Look,
     /// How a coin looks, learned from coins seen in holes (R2: every coin starts in one).
     coin_look: Option<Look>,
+    /// The table and floor looks come from a whole view.
+    looks_known: bool,
 }
 
 /// The colour of a surface: chroma and mean grey.
@@ -399,6 +458,7 @@ impl Detector {
             grey: Vec::new(),
             votes: Vec::new(),
             hidden: Vec::new(),
+            any_hidden: false,
             on_table: Vec::new(),
             on_table_grid: None,
             table_look: Look {
@@ -410,6 +470,7 @@ impl Detector {
                 grey: 128.0,
             },
             coin_look: None,
+            looks_known: false,
         }
     }
 
@@ -419,6 +480,12 @@ impl Detector {
 
     /// Detects everything in one top-down frame.
     pub fn detect(&mut self, view: &TopView) -> Sightings {
+        self.detect_with(view, &Hints::default())
+    }
+
+    /// Detects everything in a top-down frame, or in a part of one, using what the
+    /// caller already knows.
+    pub fn detect_with(&mut self, view: &TopView, hints: &Hints) -> Sightings {
         let g = view.grid;
         let n = g.width * g.height;
         if view.rgb.len() < n * 3 || n == 0 {
@@ -438,23 +505,39 @@ impl Detector {
             self.grey[i] = s / 3.0;
         }
         if self.on_table_grid != Some(g) {
-            self.on_table = (0..n)
-                .map(|i| {
-                    let p = g.table_from_px((i % g.width) as f64, (i / g.width) as f64);
-                    self.table.signed_distance(p) >= 0.0
-                })
-                .collect();
+            // Row by row: a row crosses the (convex) table in one span of pixels.
+            self.on_table.clear();
+            self.on_table.resize(n, false);
+            for v in 0..g.height {
+                let y = g.table_from_px(0.0, v as f64).y;
+                if let Some((x0, x1)) = row_span(&self.table, y) {
+                    let (u0, _) = g.px_from_table(Point::new(x0, y));
+                    let (u1, _) = g.px_from_table(Point::new(x1, y));
+                    let first = u0.min(u1).ceil().max(0.0) as usize;
+                    let last = u0.max(u1).floor().min(g.width as f64 - 1.0);
+                    if last >= 0.0 {
+                        for u in first..=last as usize {
+                            self.on_table[v * g.width + u] = true;
+                        }
+                    }
+                }
+            }
             self.on_table_grid = Some(g);
         }
-        self.table_look = self.surface_look(&g, true);
-        self.floor_look = self.surface_look(&g, false);
+        // A part of the table may be mostly hand: its median says little.
+        if !hints.partial_view || !self.looks_known {
+            self.table_look = self.surface_look(&g, true);
+            self.floor_look = self.surface_look(&g, false);
+            self.looks_known = true;
+        }
         let table_chroma = self.table_look.chroma;
         let mut sightings = Sightings {
             occluders: self.detect_occluders(&g, table_chroma),
             ..Default::default()
         };
         for player in 0..self.players.len() {
-            if let Some(f) = self.detect_fish(&g, player, table_chroma) {
+            let prior = hints.fish.get(player).copied().flatten();
+            if let Some(f) = self.detect_fish(&g, player, table_chroma, prior, hints.quick) {
                 sightings.fish.push(f);
             }
         }
@@ -594,7 +677,14 @@ impl Detector {
         }
     }
 
-    fn detect_fish(&mut self, g: &TopGrid, player: usize, table: [f64; 2]) -> Option<FishSighting> {
+    fn detect_fish(
+        &mut self,
+        g: &TopGrid,
+        player: usize,
+        table: [f64; 2],
+        prior: Option<Pose>,
+        quick: bool,
+    ) -> Option<FishSighting> {
         let target = self.players[player];
         let axis = [target[0] - table[0], target[1] - table[1]];
         let len2 = axis[0] * axis[0] + axis[1] * axis[1];
@@ -705,48 +795,84 @@ impl Detector {
         let step = (pts.len() / 300).max(1);
         let blob: Vec<(Vector, f64)> = pts.iter().step_by(step).copied().collect();
         let fully_seen = visible_fraction > 0.9;
-        let mut candidates = Vec::new();
-        if self.template.elongation > 1.2 && fully_seen {
+        let elongated = self.template.elongation > 1.2;
+        // Local fits from a few good starts: the moments' axis (either way round), the
+        // pose last seen, and that pose's angle moved onto what is seen now.
+        let mut starts = Vec::new();
+        let at_centroid = |theta: f64| {
+            let c = Rotation2::new(theta) * self.template.centroid;
+            Pose::fish(centroid.x - c.x, centroid.y - c.y, theta)
+        };
+        if elongated {
             let base = axis_b - self.template.axis;
-            for flip in [0.0, std::f64::consts::PI] {
-                let theta = base + flip;
-                let c = Rotation2::new(theta) * self.template.centroid;
-                candidates.push(Pose::fish(centroid.x - c.x, centroid.y - c.y, theta));
+            starts.push(at_centroid(base));
+            starts.push(at_centroid(base + std::f64::consts::PI));
+        }
+        if let Some(p) = prior.filter(|p| {
+            (p.point().coords - centroid).norm() < 4.0 * self.footprint.reach()
+        }) {
+            starts.push(p);
+            starts.push(at_centroid(p.angle()));
+        }
+        if !fully_seen || !elongated {
+            // Partly hidden or round: the moments say little; try every 30 degrees too.
+            for a in 0..12 {
+                starts.push(at_centroid(a as f64 * std::f64::consts::TAU / 12.0));
             }
-        } else {
-            // Round tags, or partly hidden ones: the moments are biased and their axis
-            // unreliable; search positions around the seen part and every angle.
+        }
+        let mut scored: Vec<(f64, Pose)> = starts
+            .into_iter()
+            .map(|p| (self.agreement(g, &p, &blob, true), p))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let (mut best_pose, mut best_fit) = (scored[0].1, f64::NEG_INFINITY);
+        // The best few starts, best first, until one explains what is seen.
+        for &(_, start) in scored.iter().take(3) {
+            let fit = self.agreement(g, &start, &blob, quick);
+            let (pose, fit) = self.refine(g, start, fit, &blob, quick);
+            if fit > best_fit {
+                best_fit = fit;
+                best_pose = pose;
+            }
+            if best_fit >= GOOD_FIT {
+                break;
+            }
+        }
+        // A partly hidden tag can be explained by a wrong pose too (its seen half fits
+        // the other way round): a local fit is trusted only near where it was last seen.
+        let near_prior = prior.is_some_and(|p| {
+            (p.point() - best_pose.point()).norm() < 0.5 * self.footprint.reach()
+                && wrap_angle(p.angle() - best_pose.angle()).abs() < 0.6
+        });
+        if !fully_seen && (best_fit < GOOD_FIT || !near_prior) {
+            // Nothing near explains it: search positions around the seen part at every
+            // angle (slow, and rare: a tag mostly hidden far from where it was).
             let reach = self.footprint.reach();
             let grid_step = 3.0;
             let k = (reach / grid_step).ceil() as i64;
+            let mut grid_best = (f64::NEG_INFINITY, best_pose);
             for a in 0..36 {
                 let theta = a as f64 * std::f64::consts::TAU / 36.0;
                 for i in -k..=k {
                     for j in -k..=k {
-                        candidates.push(Pose::fish(
+                        let c = Pose::fish(
                             centroid.x + i as f64 * grid_step,
                             centroid.y + j as f64 * grid_step,
                             theta,
-                        ));
+                        );
+                        let f = self.agreement(g, &c, &blob, true);
+                        if f > grid_best.0 {
+                            grid_best = (f, c);
+                        }
                     }
                 }
             }
-        }
-        let coarse = candidates.len() > 2;
-        let mut best_pose = candidates[0];
-        let mut best_fit = f64::NEG_INFINITY;
-        for c in candidates {
-            let f = self.agreement(g, &c, &blob, coarse);
-            if f > best_fit {
-                best_fit = f;
-                best_pose = c;
+            let fit = self.agreement(g, &grid_best.1, &blob, quick);
+            let (pose, fit) = self.refine(g, grid_best.1, fit, &blob, quick);
+            if fit > best_fit {
+                best_fit = fit;
+                best_pose = pose;
             }
-        }
-        if coarse {
-            best_fit = self.agreement(g, &best_pose, &blob, false);
-            let (pose, fit) = self.refine(g, best_pose, best_fit, &blob);
-            best_pose = pose;
-            best_fit = fit;
         }
         best_pose.theta = Some(wrap_angle(best_pose.angle()));
         Some(FishSighting {
@@ -761,20 +887,28 @@ impl Detector {
     /// its material minus that in its hole (hidden pixels left out), plus the share of
     /// the blob's coverage that falls on its material.
     fn agreement(&self, g: &TopGrid, pose: &Pose, blob: &[(Vector, f64)], coarse: bool) -> f64 {
-        let rot = Rotation2::new(pose.angle());
         let t = Vector::new(pose.x, pose.y);
+        // Fish frame -> pixel as one affine map, so each sample costs a few multiplies.
+        let (s, c) = pose.angle().sin_cos();
+        let (k, sy) = (1.0 / g.mm_per_px, g.sign_y());
+        let (bu, bv) = g.px_from_table(Point::from(t));
+        let (a11, a12, a21, a22) = (k * c, -k * s, sy * k * s, sy * k * c);
+        let (w, h) = (g.width, g.height);
+        let hidden = self.any_hidden.then_some(self.hidden.as_slice());
         let mean_over = |samples: &[Vector]| {
-            let (mut sum, mut n) = (0.0, 0usize);
+            let (mut sum, mut n) = (0.0f32, 0usize);
             for p in samples {
-                let q = Point::from(rot * p + t);
-                let (u, v) = g.px_from_table(q);
-                if bilinear(&self.hidden, g.width, g.height, u, v) > 0.5 {
-                    continue;
+                let u = a11 * p.x + a12 * p.y + bu;
+                let v = a21 * p.x + a22 * p.y + bv;
+                if let Some(hidden) = hidden {
+                    if bilinear(hidden, w, h, u, v) > 0.5 {
+                        continue;
+                    }
                 }
-                sum += bilinear(&self.coverage, g.width, g.height, u, v) as f64;
+                sum += bilinear(&self.coverage, w, h, u, v);
                 n += 1;
             }
-            (sum, n)
+            (sum as f64, n)
         };
         let (material, hole) = if coarse {
             (&self.template.coarse_material, &self.template.coarse_hole)
@@ -786,12 +920,16 @@ impl Detector {
             return f64::NEG_INFINITY; // Almost all hidden: says nothing.
         }
         let (hs, hn) = mean_over(hole);
-        let inv = rot.inverse();
         let (mut explained, mut total) = (0.0, 0.0);
-        for (p, w) in blob {
-            total += w;
-            if self.template.on_material(inv * (p - t)) {
-                explained += w;
+        for (p, wt) in blob {
+            total += wt;
+            let d = p - t;
+            // The inverse rotation, written out.
+            if self
+                .template
+                .on_material(Vector::new(c * d.x + s * d.y, -s * d.x + c * d.y))
+            {
+                explained += wt;
             }
         }
         ms / mn as f64 - if hn > 0 { hs / hn as f64 } else { 0.0 } + explained / total.max(1e-9)
@@ -803,12 +941,14 @@ impl Detector {
         start: Pose,
         start_fit: f64,
         blob: &[(Vector, f64)],
+        quick: bool,
     ) -> (Pose, f64) {
         let mut pose = start;
         let mut fit = start_fit;
         let mut step_mm = 4.0;
         let mut step_rad = 0.1;
-        while step_mm > 0.05 {
+        let last_step = if quick { 0.25 } else { 0.05 };
+        while step_mm > last_step {
             let mut improved = false;
             for (dx, dy, dt) in [
                 (1.0, 0.0, 0.0),
@@ -823,7 +963,7 @@ impl Detector {
                     pose.y + dy * step_mm,
                     pose.angle() + dt * step_rad,
                 );
-                let f = self.agreement(g, &cand, blob, false);
+                let f = self.agreement(g, &cand, blob, quick);
                 if f > fit + 1e-9 {
                     fit = f;
                     pose = cand;
@@ -844,11 +984,11 @@ impl Detector {
         let n = g.width * g.height;
         self.coverage.resize(n, 0.0);
         self.hidden.clear();
+        self.any_hidden = false;
         self.hidden.resize(n, 0.0);
-        let mut sample: Vec<f32> = self.grey.iter().step_by(7).copied().collect();
-        let Some(grey_median) = median_of(&mut sample) else {
-            return Vec::new();
-        };
+        // Brightness is judged against the table's, which a part of the view that is
+        // mostly hand would not show.
+        let grey_median = self.table_look.grey as f32;
         let off = self.config.chroma_off_line;
         for i in 0..n {
             if !self.on_table[i] {
@@ -898,6 +1038,7 @@ impl Detector {
                     for vv in v.saturating_sub(2)..(v + 3).min(g.height) {
                         for uu in u.saturating_sub(2)..(u + 3).min(g.width) {
                             self.hidden[vv * g.width + uu] = 1.0;
+                            self.any_hidden = true;
                         }
                     }
                 }
@@ -985,6 +1126,9 @@ impl Detector {
         peaks.sort_by_key(|p| std::cmp::Reverse(p.0));
         let mut coins: Vec<CoinSighting> = Vec::new();
         let mut taken: Vec<(f64, f64)> = Vec::new();
+        // A fit only looks at edges near its candidate: bucket them once.
+        let buckets = EdgeBuckets::new(&edges, w, h, (r_px + 8.0).ceil() as usize);
+        let mut near = Vec::new();
         for &(_, u, v) in &peaks {
             if taken
                 .iter()
@@ -993,8 +1137,10 @@ impl Detector {
                 continue;
             }
             taken.push((u as f64, v as f64));
+            // The fit moves the centre by a few pixels at most; the margin covers it.
+            buckets.near(u, v, r_px + 6.0, &mut near);
             if let Some(c) = self
-                .fit_circle(g, &edges, u as f64, v as f64, r_px)
+                .fit_circle(g, &near, u as f64, v as f64, r_px)
                 .filter(|c| {
                     let (cu, cv) = g.px_from_table(c.pt_in_table);
                     self.looks_like_coin(g, cu, cv, r_px).is_some()
@@ -1081,11 +1227,95 @@ impl Detector {
     }
 }
 
+/// Edge pixels `(u, v, nx, ny)` bucketed in square cells, for neighbourhood queries.
+struct EdgeBuckets<'a> {
+    edges: &'a [(usize, usize, f32, f32)],
+    cell: usize,
+    cols: usize,
+    rows: usize,
+    /// Edge indices sorted by cell; cell `k` holds `order[start[k]..start[k + 1]]`.
+    order: Vec<u32>,
+    start: Vec<u32>,
+}
+
+impl<'a> EdgeBuckets<'a> {
+    fn new(edges: &'a [(usize, usize, f32, f32)], w: usize, h: usize, cell: usize) -> Self {
+        let cell = cell.max(1);
+        let (cols, rows) = (w / cell + 1, h / cell + 1);
+        let cell_of = |e: &(usize, usize, f32, f32)| (e.1 / cell) * cols + e.0 / cell;
+        let mut start = vec![0u32; cols * rows + 1];
+        for e in edges {
+            start[cell_of(e) + 1] += 1;
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let mut fill = start.clone();
+        let mut order = vec![0u32; edges.len()];
+        for (i, e) in edges.iter().enumerate() {
+            let k = cell_of(e);
+            order[fill[k] as usize] = i as u32;
+            fill[k] += 1;
+        }
+        EdgeBuckets {
+            edges,
+            cell,
+            cols,
+            rows,
+            order,
+            start,
+        }
+    }
+
+    /// The edges within `radius` pixels (in each axis) of `(u, v)`, into `out`.
+    fn near(&self, u: usize, v: usize, radius: f64, out: &mut Vec<(usize, usize, f32, f32)>) {
+        out.clear();
+        let r = radius.ceil() as usize;
+        let (c0, c1) = (u.saturating_sub(r) / self.cell, (u + r) / self.cell);
+        let (r0, r1) = (v.saturating_sub(r) / self.cell, (v + r) / self.cell);
+        for row in r0..=r1.min(self.rows - 1) {
+            for col in c0..=c1.min(self.cols - 1) {
+                let k = row * self.cols + col;
+                for &i in &self.order[self.start[k] as usize..self.start[k + 1] as usize] {
+                    let e = self.edges[i as usize];
+                    if e.0.abs_diff(u) <= r && e.1.abs_diff(v) <= r {
+                        out.push(e);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where the line at height `y` crosses a convex table: `(x_min, x_max)`, or `None`.
+fn row_span(table: &Table, y: f64) -> Option<(f64, f64)> {
+    let corners = table.corners();
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for (i, a) in corners.iter().enumerate() {
+        let b = corners[(i + 1) % corners.len()];
+        let (ya, yb) = (a.y.min(b.y), a.y.max(b.y));
+        if y < ya || y > yb {
+            continue;
+        }
+        if (b.y - a.y).abs() < 1e-12 {
+            lo = lo.min(a.x.min(b.x));
+            hi = hi.max(a.x.max(b.x));
+        } else {
+            let x = a.x + (y - a.y) / (b.y - a.y) * (b.x - a.x);
+            lo = lo.min(x);
+            hi = hi.max(x);
+        }
+    }
+    (lo <= hi).then_some((lo, hi))
+}
+
 fn bilinear(img: &[f32], w: usize, h: usize, u: f64, v: f64) -> f32 {
-    if u < 0.0 || v < 0.0 || u >= (w - 1) as f64 || v >= (h - 1) as f64 {
+    // Written so that NaN fails the test too.
+    if !(u >= 0.0 && v >= 0.0 && u < (w - 1) as f64 && v < (h - 1) as f64) {
         return 0.0;
     }
-    let (u0, v0) = (u.floor() as usize, v.floor() as usize);
+    // Non-negative here, so truncation is the floor.
+    let (u0, v0) = (u as usize, v as usize);
     let (fu, fv) = ((u - u0 as f64) as f32, (v - v0 as f64) as f32);
     let i = v0 * w + u0;
     let top = img[i] * (1.0 - fu) + img[i + 1] * fu;

@@ -26,6 +26,7 @@
 //! | `detect` | fish and coin detection in a top-down view, table mm (pure) | model, config, geometry |
 //! | `eval` | tracker accuracy against ground truth (pure) | model, record |
 //! | `track` | identities frame to frame from detections (pure) | model, config, geometry |
+//! | `watch` | where to look each frame: change since the last full look, regions, merging (pure) | detect, geometry |
 //! | `shots` | shot cutting and judgement: flick, rest, lost items (pure) | model, config, geometry, track, record |
 //! | `pipeline` | detections → tracks → shots → rules → record (pure) | track, shots, rules, record |
 //! | `calibration` | camera.json, table.json, pixel ↔ mm (pure) | model, geometry |
@@ -47,6 +48,7 @@ pub mod rules;
 pub mod shots;
 pub mod sim;
 pub mod track;
+pub mod watch;
 #[cfg(feature = "opencv")]
 pub mod vision;
 

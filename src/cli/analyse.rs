@@ -1,6 +1,7 @@
 //! `fishtrack analyse`: a recorded match in, `record.json` and a scoreboard out.
-//! Streams the video (memory stays flat), detects on rectified top views in
-//! parallel batches, tracks, cuts shots and judges them with the rules engine.
+//! Streams the video (memory stays flat; decoding on a thread of its own), looks
+//! only where the table changed (`vision::topview::Watcher`), tracks, cuts shots
+//! and judges them with the rules engine.
 //! Several videos are analysed in parallel, one record each; `--chain` runs them
 //! as one match. Uses: vision (frames), detect, pipeline, rules, record.
 
@@ -8,21 +9,20 @@ use anyhow::{bail, Context};
 use clap::Args;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use crate::calibration::TableCalibration;
 use crate::config::{load_json, Game};
-use crate::detect::{Detector, DetectorConfig, TopView};
+use crate::detect::{Detector, DetectorConfig};
 use crate::geometry::Table;
 use crate::model::{ItemId, Pose};
 use crate::pipeline::Analysis;
 use crate::record::{Record, StartState, VideoInfo};
 use crate::rules::MatchState;
-use crate::vision::topview::TopViewReader;
+use crate::vision::topview::{CameraFrame, FrameReader, TopViewError, TopViews, Watcher, COARSE_MM_PER_PX};
 
-/// Frames decoded and detected together: enough to keep both cores busy, few
+/// Frames decoded ahead of the analysis: enough to ride out a slow frame, few
 /// enough that memory stays flat however long the video.
-const BATCH_FRAMES: usize = 16;
+const FRAMES_AHEAD: usize = 8;
 /// Floor shown around the table in the top view, mm: falling items are seen there.
 const VIEW_MARGIN_MM: f64 = 40.0;
 
@@ -66,6 +66,10 @@ pub struct AnalyseArgs {
     /// without video or to look at what the detector saw (one video only).
     #[arg(long, value_name = "FILE.jsonl")]
     pub detections: Option<PathBuf>,
+    /// Detect on the whole table in every frame instead of only where it changed
+    /// (several times slower; to check that skipping still tables loses nothing).
+    #[arg(long)]
+    pub every_frame: bool,
 }
 
 /// Everything the analysis of one clip needs besides the video.
@@ -75,6 +79,8 @@ struct Setup {
     mm_per_px: f64,
     fps: Option<f64>,
     detections: Option<PathBuf>,
+    quiet: bool,
+    every_frame: bool,
 }
 
 pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
@@ -103,6 +109,8 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
         mm_per_px: args.mm_per_px,
         fps: args.fps,
         detections: args.detections.clone(),
+        quiet: args.quiet,
+        every_frame: args.every_frame,
     };
     if setup.detections.is_some() && videos.len() > 1 {
         bail!("--detections takes one video");
@@ -388,25 +396,34 @@ fn analyse_one(
     start: Option<&Start>,
 ) -> anyhow::Result<(Record, MatchState, Vec<String>)> {
     let spec = video.to_string_lossy().to_string();
-    let mut reader =
-        TopViewReader::open(&spec, &setup.calibration, setup.mm_per_px, VIEW_MARGIN_MM)?;
+    let began = std::time::Instant::now();
+    let mut reader = FrameReader::open(&spec, setup.calibration.camera.image_size)?;
     let fps = setup.fps.or(reader.fps()).unwrap_or(30.0);
-    let grid = reader.grid();
+    let expected = reader.len();
+    let views = TopViews::new(&setup.calibration, setup.mm_per_px, VIEW_MARGIN_MM)?;
+    let coarse = TopViews::new(
+        &setup.calibration,
+        COARSE_MM_PER_PX.max(setup.mm_per_px),
+        VIEW_MARGIN_MM,
+    )?;
     let colours: Vec<[u8; 3]> = setup
         .game
         .players
         .iter()
         .map(|p| p.rgb().unwrap_or([0, 0, 0]))
         .collect();
+    let players = setup.game.player_count();
     let detector = Detector::new(
         &setup.game.items,
         &colours,
         setup.calibration.table.clone(),
         DetectorConfig::default(),
     );
-    let pool: Vec<Mutex<Detector>> = (0..rayon::current_num_threads().max(1))
-        .map(|_| Mutex::new(detector.clone()))
-        .collect();
+    // Tops of tags and coins stand above the table; where they really are depends
+    // on where the camera looks from.
+    let camera = setup.calibration.camera_position_mm();
+    let mut watcher =
+        Watcher::new(views, coarse.grid(), detector, players).always_whole(setup.every_frame);
     let mut analysis = Analysis::new(
         &setup.game,
         setup.calibration.table.clone(),
@@ -414,9 +431,7 @@ fn analyse_one(
         start.map(|s| &s.poses),
         start.and_then(|s| s.state.clone()),
     )?;
-    let bar = super::progress_bar(reader.len().unwrap_or(0), "analysing");
-    let players = setup.game.player_count();
-    let footprint = detector.footprint().clone();
+    let bar = super::progress_bar(expected.unwrap_or(0), "analysing");
     let mut stopped: Option<String> = None;
     let mut frames = 0u64;
     let mut dump = match &setup.detections {
@@ -425,52 +440,48 @@ fn analyse_one(
         )),
         None => None,
     };
-    loop {
-        let mut batch = Vec::with_capacity(BATCH_FRAMES);
-        while batch.len() < BATCH_FRAMES {
-            match reader.next_view() {
-                Ok(Some(f)) => batch.push(f),
+    // One thread decodes and makes the coarse view while this one looks and tracks:
+    // the two halves of the work run side by side on two cores.
+    let (frames_tx, frames_rx) =
+        std::sync::mpsc::sync_channel::<Result<(CameraFrame, Vec<u8>), TopViewError>>(FRAMES_AHEAD);
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        scope.spawn(move || loop {
+            let item = match reader.next_frame() {
+                Ok(Some(f)) => coarse.whole(&f.image).map(|c| (f, c)),
                 Ok(None) => break,
-                Err(e @ crate::vision::topview::TopViewError::SizeMismatch { .. }) => {
-                    return Err(e.into())
-                }
+                Err(e) => Err(e),
+            };
+            let failed = item.is_err();
+            // A closed channel means the analysis gave up: stop decoding.
+            if frames_tx.send(item).is_err() || failed {
+                break;
+            }
+        });
+        for item in frames_rx {
+            let (frame, coarse_view) = match item {
+                Ok(x) => x,
+                Err(e @ TopViewError::SizeMismatch { .. }) => return Err(e.into()),
                 Err(e) => {
                     stopped = Some(format!("{e}"));
                     break;
                 }
+            };
+            let mut seen = watcher.look(&frame.image, &coarse_view)?;
+            if let Some(camera) = &camera {
+                seen = seen.seen_from(camera, &setup.game.items);
             }
-        }
-        if batch.is_empty() {
-            break;
-        }
-        let dets: Vec<_> = batch
-            .par_iter()
-            .map(|f| {
-                let slot = rayon::current_thread_index().unwrap_or(0) % pool.len();
-                let mut det = pool[slot].lock().unwrap_or_else(|p| p.into_inner());
-                let view = TopView {
-                    grid,
-                    rgb: &f.bgr,
-                    bgr: true,
-                };
-                det.detect(&view)
-                    .to_frame_detections(f.index, players, &footprint)
-            })
-            .collect();
-        for (f, d) in batch.iter().zip(&dets) {
-            analysis.push(f.index, d)?;
+            let dets = seen.to_frame_detections(frame.index, players, watcher.footprint());
+            analysis.push(frame.index, &dets)?;
             if let Some(out) = dump.as_mut() {
                 use std::io::Write;
-                serde_json::to_writer(&mut *out, d)?;
+                serde_json::to_writer(&mut *out, &dets)?;
                 out.write_all(b"\n")?;
             }
+            frames += 1;
+            bar.inc(1);
         }
-        frames += batch.len() as u64;
-        bar.inc(batch.len() as u64);
-        if stopped.is_some() {
-            break;
-        }
-    }
+        Ok(())
+    })?;
     bar.finish_and_clear();
     if frames == 0 {
         match stopped {
@@ -479,7 +490,7 @@ fn analyse_one(
         }
     }
     if stopped.is_none() {
-        if let Some(expected) = reader.len().filter(|n| frames < *n) {
+        if let Some(expected) = expected.filter(|n| frames < *n) {
             stopped = Some(format!(
                 "the file says {expected} frames; it may be truncated"
             ));
@@ -489,6 +500,19 @@ fn analyse_one(
         eprintln!(
             "fishtrack: warning: {}: stopped after {frames} frames ({why}); the record covers what was read",
             video.display()
+        );
+    }
+    if !setup.quiet {
+        let took = began.elapsed().as_secs_f64();
+        let stats = watcher.stats();
+        eprintln!(
+            "fishtrack: {}: {frames} frames in {took:.1} s ({:.0} frames/s); looked at {:.1} % of the view ({} whole, {} in part, {} unchanged)",
+            video.display(),
+            frames as f64 / took.max(1e-9),
+            100.0 * stats.pixel_share,
+            stats.wholes,
+            stats.parts,
+            stats.reused,
         );
     }
     let [width, height] = setup.calibration.camera.image_size;

@@ -1,0 +1,495 @@
+//! Where to look, frame by frame. Most of a match is a still table: a coarse top view
+//! compared with the view at the last full look tells which part of the table changed
+//! since, so `analyse` detects only there (and not at all while nothing changed), and
+//! reuses what it saw everywhere else. A fresh full-quality look is taken once the
+//! scene settles, and becomes the new reference.
+//!
+//! Pure: coarse views arrive as bytes on a [`TopGrid`]; the detector's [`Sightings`]
+//! are cut and merged by table regions here. Uses: detect, geometry.
+
+use crate::detect::{CoinSighting, FishSighting, Sightings, TopGrid};
+use crate::geometry::{FishFootprint, Point};
+
+/// An axis-aligned rectangle in table mm.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MmBox {
+    pub min: Point,
+    pub max: Point,
+}
+
+impl MmBox {
+    /// The box of a disc.
+    pub fn around(center: Point, radius: f64) -> MmBox {
+        MmBox {
+            min: Point::new(center.x - radius, center.y - radius),
+            max: Point::new(center.x + radius, center.y + radius),
+        }
+    }
+
+    pub fn grown(&self, by: f64) -> MmBox {
+        MmBox {
+            min: Point::new(self.min.x - by, self.min.y - by),
+            max: Point::new(self.max.x + by, self.max.y + by),
+        }
+    }
+
+    pub fn union(&self, other: &MmBox) -> MmBox {
+        MmBox {
+            min: Point::new(self.min.x.min(other.min.x), self.min.y.min(other.min.y)),
+            max: Point::new(self.max.x.max(other.max.x), self.max.y.max(other.max.y)),
+        }
+    }
+
+    pub fn intersects(&self, other: &MmBox) -> bool {
+        self.min.x <= other.max.x
+            && other.min.x <= self.max.x
+            && self.min.y <= other.max.y
+            && other.min.y <= self.max.y
+    }
+
+    pub fn contains_box(&self, other: &MmBox) -> bool {
+        self.min.x <= other.min.x
+            && self.min.y <= other.min.y
+            && other.max.x <= self.max.x
+            && other.max.y <= self.max.y
+    }
+
+    pub fn center(&self) -> Point {
+        Point::from((self.min.coords + self.max.coords) / 2.0)
+    }
+
+    /// Half the diagonal: the radius of a disc covering the box.
+    pub fn radius(&self) -> f64 {
+        (self.max - self.min).norm() / 2.0
+    }
+}
+
+/// Tunables of the change gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateConfig {
+    /// A coarse pixel has changed when one of its channels differs by more than this
+    /// many grey levels (after the frame's overall exposure is matched).
+    pub threshold: u8,
+    /// Frames in a row with no change from one to the next before the scene is settled.
+    pub settle_frames: u32,
+}
+
+impl Default for GateConfig {
+    fn default() -> Self {
+        GateConfig {
+            threshold: 28,
+            settle_frames: 3,
+        }
+    }
+}
+
+/// What changed in one frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// The box of everything that differs from the reference view, `None` when
+    /// nothing does.
+    pub since_reference: Option<MmBox>,
+    /// Nothing changed from frame to frame for `settle_frames` frames.
+    pub settled: bool,
+}
+
+/// Compares coarse top views with a reference view and with the previous frame.
+#[derive(Debug, Clone)]
+pub struct ChangeGate {
+    grid: TopGrid,
+    config: GateConfig,
+    reference: Option<Vec<u8>>,
+    previous: Option<Vec<u8>>,
+    current: Vec<u8>,
+    still_frames: u32,
+    mask: Vec<u8>,
+    /// The reference scaled to the current exposure, and that scale.
+    matched: Option<Vec<u8>>,
+    gain: f32,
+    observed: u64,
+}
+
+/// Frames between two estimates of the exposure drift.
+const GAIN_EVERY: u64 = 8;
+
+impl ChangeGate {
+    /// A gate for coarse views (3 bytes a pixel) laid out as `grid` says.
+    pub fn new(grid: TopGrid, config: GateConfig) -> ChangeGate {
+        ChangeGate {
+            grid,
+            config,
+            reference: None,
+            previous: None,
+            current: Vec::new(),
+            still_frames: 0,
+            mask: Vec::new(),
+            matched: None,
+            gain: 1.0,
+            observed: 0,
+        }
+    }
+
+    pub fn grid(&self) -> TopGrid {
+        self.grid
+    }
+
+    /// Compares the next frame's coarse view. Before the first [`rebase`](Self::rebase)
+    /// everything counts as changed.
+    pub fn observe(&mut self, view: &[u8]) -> Change {
+        let n = self.grid.width * self.grid.height;
+        let view = &view[..(n * 3).min(view.len())];
+        if self.observed % GAIN_EVERY == 0 {
+            self.match_exposure(view);
+        }
+        self.observed += 1;
+        let since_reference = match &self.matched {
+            Some(reference) if reference.len() == view.len() => {
+                changed_box(&self.grid, reference, view, self.config.threshold, &mut self.mask)
+            }
+            _ => Some(self.whole()),
+        };
+        // As the reference is as the previous frame was, unless something changed
+        // since the reference: only then is the previous frame worth comparing with.
+        let moved = since_reference.is_some()
+            && match &self.previous {
+                Some(prev) if prev.len() == view.len() => {
+                    changed_box(&self.grid, prev, view, self.config.threshold, &mut self.mask)
+                        .is_some()
+                }
+                _ => true,
+            };
+        self.still_frames = if moved { 0 } else { self.still_frames + 1 };
+        self.current.clear();
+        self.current.extend_from_slice(view);
+        std::mem::swap(&mut self.current, self.previous.get_or_insert_with(Vec::new));
+        Change {
+            since_reference,
+            settled: self.still_frames >= self.config.settle_frames,
+        }
+    }
+
+    /// The last observed frame becomes the reference: a full look was taken at it.
+    pub fn rebase(&mut self) {
+        if let Some(prev) = &self.previous {
+            self.reference = Some(prev.clone());
+            self.matched = Some(prev.clone());
+            self.gain = 1.0;
+        }
+    }
+
+    /// Scales the reference to the exposure of `view`, when the camera's exposure
+    /// has drifted enough to matter: a slow drift is no change on the table.
+    fn match_exposure(&mut self, view: &[u8]) {
+        let Some(reference) = &self.reference else {
+            return;
+        };
+        if reference.len() != view.len() {
+            return;
+        }
+        let gain = exposure_gain(reference, view);
+        if (gain - self.gain).abs() < 0.01 {
+            return;
+        }
+        self.gain = gain;
+        self.matched = Some(
+            reference
+                .iter()
+                .map(|&x| (x as f32 * gain).round().min(255.0) as u8)
+                .collect(),
+        );
+    }
+
+    /// The whole view's box.
+    pub fn whole(&self) -> MmBox {
+        let g = &self.grid;
+        let a = g.table_from_px(0.0, 0.0);
+        let b = g.table_from_px(g.width as f64 - 1.0, g.height as f64 - 1.0);
+        MmBox {
+            min: Point::new(a.x.min(b.x), a.y.min(b.y)),
+            max: Point::new(a.x.max(b.x), a.y.max(b.y)),
+        }
+    }
+}
+
+/// The box (table mm) of the pixels that differ between two views, or `None`.
+/// A pixel counts when it and at least one 8-neighbour differ by more than
+/// `threshold` in some channel: lone noisy pixels change nothing.
+fn changed_box(
+    grid: &TopGrid,
+    before: &[u8],
+    after: &[u8],
+    threshold: u8,
+    mask: &mut Vec<u8>,
+) -> Option<MmBox> {
+    let (w, h) = (grid.width, grid.height);
+    let n = (w * h * 3).min(before.len()).min(after.len());
+    mask.clear();
+    mask.resize(n, 0);
+    // Byte by byte, in a loop simple enough to vectorise; channels are joined after.
+    let mut any = 0u8;
+    for ((m, &a), &b) in mask.iter_mut().zip(&before[..n]).zip(&after[..n]) {
+        *m = (a.abs_diff(b) > threshold) as u8;
+        any |= *m;
+    }
+    if any == 0 {
+        return None;
+    }
+    for i in 0..n / 3 {
+        mask[i] = mask[3 * i] | mask[3 * i + 1] | mask[3 * i + 2];
+    }
+    mask.truncate(n / 3);
+    mask.resize(w * h, 0);
+    let (mut u0, mut u1, mut v0, mut v1) = (usize::MAX, 0, usize::MAX, 0);
+    for v in 0..h {
+        for u in 0..w {
+            if mask[v * w + u] == 0 {
+                continue;
+            }
+            let mut neighbours = 0;
+            for vv in v.saturating_sub(1)..(v + 2).min(h) {
+                for uu in u.saturating_sub(1)..(u + 2).min(w) {
+                    neighbours += mask[vv * w + uu] as u32;
+                }
+            }
+            if neighbours >= 2 {
+                u0 = u0.min(u);
+                u1 = u1.max(u);
+                v0 = v0.min(v);
+                v1 = v1.max(v);
+            }
+        }
+    }
+    if u0 == usize::MAX {
+        return None;
+    }
+    // Each pixel stands for a square of its own size around its centre.
+    let a = grid.table_from_px(u0 as f64 - 0.5, v0 as f64 - 0.5);
+    let b = grid.table_from_px(u1 as f64 + 0.5, v1 as f64 + 0.5);
+    Some(MmBox {
+        min: Point::new(a.x.min(b.x), a.y.min(b.y)),
+        max: Point::new(a.x.max(b.x), a.y.max(b.y)),
+    })
+}
+
+/// How much brighter `after` is than `before` overall: the median ratio of a sparse
+/// sample of pixels bright enough to say.
+fn exposure_gain(before: &[u8], after: &[u8]) -> f32 {
+    let mut ratios: Vec<f32> = before
+        .chunks_exact(3)
+        .zip(after.chunks_exact(3))
+        .step_by(13)
+        .filter_map(|(a, b)| {
+            let (sa, sb) = (
+                a.iter().map(|&x| x as f32).sum::<f32>(),
+                b.iter().map(|&x| x as f32).sum::<f32>(),
+            );
+            (sa > 60.0).then_some(sb / sa)
+        })
+        .collect();
+    if ratios.is_empty() {
+        return 1.0;
+    }
+    let mid = ratios.len() / 2;
+    let (_, m, _) = ratios.select_nth_unstable_by(mid, |a, b| a.total_cmp(b));
+    m.clamp(0.5, 2.0)
+}
+
+/// The box a fish's footprint can occupy.
+fn fish_box(f: &FishSighting, footprint: &FishFootprint) -> MmBox {
+    MmBox::around(f.pose.point(), footprint.reach())
+}
+
+fn coin_box(c: &CoinSighting) -> MmBox {
+    MmBox::around(c.pt_in_table, c.radius_mm)
+}
+
+/// Whether a changed box touches anything seen before (fish or coin, with `margin`).
+pub fn touches_items(
+    changed: &MmBox,
+    seen: &[&Sightings],
+    footprint: &FishFootprint,
+    margin: f64,
+) -> bool {
+    let area = changed.grown(margin);
+    seen.iter().any(|s| {
+        s.fish
+            .iter()
+            .any(|f| fish_box(f, footprint).intersects(&area))
+            || s.coins.iter().any(|c| coin_box(c).intersects(&area))
+    })
+}
+
+/// The region to look at for a change: the changed box grown by `margin`, then grown
+/// again until every item seen before that it touches lies wholly inside it (an item
+/// cut in half by the region's border would be misjudged).
+pub fn region_to_look(
+    changed: &MmBox,
+    seen: &[&Sightings],
+    footprint: &FishFootprint,
+    margin: f64,
+) -> MmBox {
+    let mut region = changed.grown(margin);
+    let boxes: Vec<MmBox> = seen
+        .iter()
+        .flat_map(|s| {
+            s.fish
+                .iter()
+                .map(|f| fish_box(f, footprint))
+                .chain(s.coins.iter().map(coin_box))
+        })
+        .collect();
+    // Each pass can only grow the region; a handful settles any real table.
+    for _ in 0..8 {
+        let mut grown = region;
+        for b in &boxes {
+            if b.intersects(&grown) && !grown.contains_box(b) {
+                grown = grown.union(&b.grown(1.0));
+            }
+        }
+        if grown == region {
+            break;
+        }
+        region = grown;
+    }
+    region
+}
+
+/// What is seen now: `fresh` (a look at `region` only) plus everything of `reference`
+/// wholly outside the region, which cannot have changed.
+pub fn merge(
+    reference: &Sightings,
+    fresh: Sightings,
+    region: &MmBox,
+    footprint: &FishFootprint,
+) -> Sightings {
+    let outside = |b: MmBox| !b.intersects(region);
+    let mut out = fresh;
+    for f in &reference.fish {
+        if !out.fish.iter().any(|g| g.player == f.player) && outside(fish_box(f, footprint)) {
+            out.fish.push(f.clone());
+        }
+    }
+    for c in &reference.coins {
+        if outside(coin_box(c)) {
+            out.coins.push(c.clone());
+        }
+    }
+    for &(center, radius) in &reference.occluders {
+        if outside(MmBox::around(center, radius)) {
+            out.occluders.push((center, radius));
+        }
+    }
+    out.fish.sort_by_key(|f| f.player);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Items;
+    use crate::model::Pose;
+
+    fn grid() -> TopGrid {
+        TopGrid {
+            width: 60,
+            height: 40,
+            mm_per_px: 2.0,
+            origin_mm: Point::new(-10.0, 70.0),
+            y_down: true,
+        }
+    }
+
+    fn blank(grey: u8) -> Vec<u8> {
+        vec![grey; 60 * 40 * 3]
+    }
+
+    fn paint(view: &mut [u8], u0: usize, v0: usize, side: usize, value: u8) {
+        for v in v0..v0 + side {
+            for u in u0..u0 + side {
+                view[3 * (v * 60 + u)..3 * (v * 60 + u) + 3].fill(value);
+            }
+        }
+    }
+
+    #[test]
+    fn nothing_changes_until_something_does_and_then_only_there() {
+        let mut gate = ChangeGate::new(grid(), GateConfig::default());
+        let still = blank(120);
+        assert!(gate.observe(&still).since_reference.is_some(), "no reference yet");
+        gate.rebase();
+        for k in 0..3 {
+            let c = gate.observe(&still);
+            assert_eq!(c.since_reference, None);
+            assert_eq!(c.settled, k >= 2, "frame {k}");
+        }
+        let mut moved = still.clone();
+        paint(&mut moved, 20, 10, 5, 250);
+        let c = gate.observe(&moved);
+        assert!(!c.settled);
+        let b = c.since_reference.expect("a change");
+        // Pixels 20..25 x 10..15 at 2 mm from (-10, 70), y down.
+        assert!((b.min.x - 29.0).abs() < 1e-9 && (b.max.x - 39.0).abs() < 1e-9, "{b:?}");
+        assert!((b.max.y - 51.0).abs() < 1e-9 && (b.min.y - 41.0).abs() < 1e-9, "{b:?}");
+    }
+
+    #[test]
+    fn noise_and_exposure_drift_are_not_change() {
+        let mut gate = ChangeGate::new(grid(), GateConfig::default());
+        let base = blank(100);
+        gate.observe(&base);
+        gate.rebase();
+        // 40 % brighter overall (beyond the threshold), and one lone pixel far off:
+        // within a few frames the exposure is matched and nothing has changed.
+        let mut drift = blank(140);
+        paint(&mut drift, 5, 5, 1, 255);
+        let changes: Vec<_> = (0..GAIN_EVERY + 1)
+            .map(|_| gate.observe(&drift).since_reference)
+            .collect();
+        assert_eq!(changes.last(), Some(&None), "{changes:?}");
+        // A real change under the new exposure still shows.
+        let mut moved = drift.clone();
+        paint(&mut moved, 30, 20, 3, 20);
+        assert!(gate.observe(&moved).since_reference.is_some());
+    }
+
+    #[test]
+    fn a_region_grows_to_hold_whole_items_and_merging_keeps_the_rest() {
+        let items = Items::default_set();
+        let footprint = FishFootprint::new(&items);
+        let fish = |player, x, y| FishSighting {
+            player,
+            pose: Pose::fish(x, y, 0.0),
+            visible_fraction: 1.0,
+            fit: 1.0,
+        };
+        let coin = |x, y| CoinSighting {
+            pt_in_table: Point::new(x, y),
+            radius_mm: items.coin.radius,
+            rim_seen: 1.0,
+        };
+        let reference = Sightings {
+            fish: vec![fish(0, 100.0, 100.0), fish(1, 600.0, 400.0)],
+            coins: vec![coin(100.0, 100.0), coin(600.0, 400.0)],
+            occluders: vec![],
+        };
+        let changed = MmBox::around(Point::new(100.0 + footprint.reach(), 100.0), 3.0);
+        assert!(touches_items(&changed, &[&reference], &footprint, 0.0));
+        let far = MmBox::around(Point::new(350.0, 250.0), 3.0);
+        assert!(!touches_items(&far, &[&reference], &footprint, 5.0));
+        let region = region_to_look(&changed, &[&reference], &footprint, 5.0);
+        assert!(region.contains_box(&MmBox::around(Point::new(100.0, 100.0), footprint.reach())));
+        assert!(!region.intersects(&MmBox::around(Point::new(600.0, 400.0), footprint.reach())));
+        // The fresh look found fish 0 moved and its coin gone; fish 1 and its coin stay.
+        let fresh = Sightings {
+            fish: vec![fish(0, 110.0, 100.0)],
+            coins: vec![],
+            occluders: vec![(Point::new(90.0, 90.0), 30.0)],
+        };
+        let merged = merge(&reference, fresh, &region, &footprint);
+        assert_eq!(merged.fish.len(), 2);
+        assert_eq!(merged.fish[0].pose.x, 110.0);
+        assert_eq!(merged.fish[1].pose.x, 600.0);
+        assert_eq!(merged.coins, vec![coin(600.0, 400.0)]);
+        assert_eq!(merged.occluders.len(), 1);
+    }
+}
