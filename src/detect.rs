@@ -213,6 +213,8 @@ pub struct Hints {
 /// An agreement (0..2) that a locally refined pose must reach to be taken without
 /// the wide search: most of the material covered, the hole clear.
 const GOOD_FIT: f64 = 1.6;
+/// How many of the wide search's best grid places are refined.
+const WIDE_REFINED: usize = 6;
 
 /// Tunables, in physical units.
 #[derive(Debug, Clone, PartialEq)]
@@ -839,20 +841,23 @@ impl Detector {
             }
         }
         // A partly hidden tag can be explained by a wrong pose too (its seen half fits
-        // the other way round): a local fit is trusted only near where it was last seen.
-        let near_prior = prior.is_some_and(|p| {
-            (p.point() - best_pose.point()).norm() < 0.5 * self.footprint.reach()
-                && wrap_angle(p.angle() - best_pose.angle()).abs() < 0.6
-        });
+        // the other way round): a local fit is trusted only when it keeps about the
+        // angle the tag was last seen at (it may have slid far, it has not turned over).
+        let near_prior =
+            prior.is_some_and(|p| wrap_angle(p.angle() - best_pose.angle()).abs() < 0.6);
         if !fully_seen && (best_fit < GOOD_FIT || !near_prior) {
             // Nothing near explains it: search positions around the seen part at every
-            // angle (slow, and rare: a tag mostly hidden far from where it was).
+            // angle (rare: a tag mostly hidden, or turned over since last seen). A
+            // coarse grid against a thinned blob finds the few places worth refining.
             let reach = self.footprint.reach();
-            let grid_step = 3.0;
+            let grid_step = 6.0;
             let k = (reach / grid_step).ceil() as i64;
-            let mut grid_best = (f64::NEG_INFINITY, best_pose);
+            let thin_blob: Vec<(Vector, f64)> = blob.iter().step_by(4).copied().collect();
+            // The best place at each angle, so that the few refined are different ideas.
+            let mut found: Vec<(f64, Pose)> = Vec::new();
             for a in 0..36 {
                 let theta = a as f64 * std::f64::consts::TAU / 36.0;
+                let mut best_here = (f64::NEG_INFINITY, Pose::fish(centroid.x, centroid.y, theta));
                 for i in -k..=k {
                     for j in -k..=k {
                         let c = Pose::fish(
@@ -860,18 +865,22 @@ impl Detector {
                             centroid.y + j as f64 * grid_step,
                             theta,
                         );
-                        let f = self.agreement(g, &c, &blob, true);
-                        if f > grid_best.0 {
-                            grid_best = (f, c);
+                        let f = self.agreement(g, &c, &thin_blob, true);
+                        if f > best_here.0 {
+                            best_here = (f, c);
                         }
                     }
                 }
+                found.push(best_here);
             }
-            let fit = self.agreement(g, &grid_best.1, &blob, quick);
-            let (pose, fit) = self.refine(g, grid_best.1, fit, &blob, quick);
-            if fit > best_fit {
-                best_fit = fit;
-                best_pose = pose;
+            found.sort_by(|a, b| b.0.total_cmp(&a.0));
+            for &(_, start) in found.iter().take(WIDE_REFINED) {
+                let fit = self.agreement(g, &start, &blob, quick);
+                let (pose, fit) = self.refine(g, start, fit, &blob, quick);
+                if fit > best_fit {
+                    best_fit = fit;
+                    best_pose = pose;
+                }
             }
         }
         best_pose.theta = Some(wrap_angle(best_pose.angle()));

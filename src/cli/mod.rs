@@ -5,6 +5,7 @@
 mod analyse;
 mod calibrate;
 mod eval;
+mod probe;
 mod replay;
 mod score;
 mod simulate;
@@ -36,6 +37,8 @@ pub enum Command {
     Simulate(simulate::SimulateArgs),
     /// Annotated video, shot diagrams and an HTML report from a record.
     Replay(replay::ReplayArgs),
+    /// Decode every frame of a video: frames, size, frame rate, decoding speed.
+    Probe(probe::ProbeArgs),
 }
 
 /// Parses the arguments, runs the command, and maps the outcome to an exit code.
@@ -78,6 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Eval(a) => eval::run(a),
         Command::Simulate(a) => simulate::run(a),
         Command::Replay(a) => replay::run(a),
+        Command::Probe(a) => probe::run(a),
     }
 }
 
