@@ -681,9 +681,24 @@ pub fn annotate_video(
     input: &Path,
     output: &Path,
     opts: AnnotateOptions,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> Result<AnnotateSummary, AnnotateError> {
     let probe = probe_video(input)?;
+    annotate_probed_video(scene, calib, input, &probe, output, opts, progress)
+}
+
+/// As [`annotate_video`], with `input` already probed by [`probe_video`] (which
+/// reads the whole file to count its frames: worth doing once).
+pub fn annotate_probed_video(
+    scene: &Scene,
+    calib: &TableCalibration,
+    input: &Path,
+    probe: &VideoProbe,
+    output: &Path,
+    opts: AnnotateOptions,
+    mut progress: impl FnMut(u64),
+) -> Result<AnnotateSummary, AnnotateError> {
+    let probe = *probe;
     let plan = scene.frame_plan(probe.frames, opts.shot, opts.slow)?;
     let fps = if probe.fps.is_finite() && probe.fps > 0.0 {
         probe.fps
