@@ -784,7 +784,7 @@ impl Render<'_> {
         // Decoded frames go back to the reader for reuse.
         let (pool_tx, pool_rx) = std::sync::mpsc::sync_channel::<Mat>(4 * workers);
         let mut written = 0u64;
-        std::thread::scope(|scope| -> Result<(), AnnotateError> {
+        let rendered = std::thread::scope(|scope| -> Result<(), AnnotateError> {
             let read_done = done_tx.clone();
             scope.spawn(move || {
                 let read = || -> Result<(), AnnotateError> {
@@ -902,8 +902,12 @@ impl Render<'_> {
                 }
             }
             Ok(())
-        })?;
-        avi.finish().map_err(io_err)?;
+        });
+        // Finished even after an error (the 4 GB limit, a frame that does not
+        // decode): what was written stays a playable video.
+        let finished = avi.finish().map_err(io_err);
+        rendered?;
+        finished?;
         Ok(written)
     }
 
