@@ -93,6 +93,7 @@ impl Analysis {
             }
         }
         let tf = self.tracker.update(frame, dets);
+        self.cutter.expect_mover(Some(self.state.next_player));
         if let Some(shot) = self.cutter.push(tf) {
             self.judge(shot)?;
         }

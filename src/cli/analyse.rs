@@ -18,7 +18,9 @@ use crate::model::{ItemId, Pose};
 use crate::pipeline::Analysis;
 use crate::record::{Record, StartState, VideoInfo};
 use crate::rules::MatchState;
-use crate::vision::topview::{CameraFrame, FrameReader, TopViewError, TopViews, Watcher, COARSE_MM_PER_PX};
+use crate::vision::topview::{
+    CameraFrame, FrameReader, TopViewError, TopViews, Watcher, COARSE_MM_PER_PX,
+};
 
 /// Frames decoded ahead of the analysis: enough to ride out a slow frame, few
 /// enough that memory stays flat however long the video.
@@ -275,8 +277,7 @@ fn start_from_record(record: &Record, setup: &Setup) -> anyhow::Result<Start> {
     let Some(last) = record.shots.last() else {
         bail!("the record has no shots to continue from");
     };
-    let (_, _, state) =
-        crate::rules::rescore_detailed(&setup.game, &setup.calibration.table, record)?;
+    let state = record_end_state(record, setup)?;
     let poses = StartState {
         poses: last.end.clone(),
         next_player: Some(state.next_player),
@@ -287,6 +288,56 @@ fn start_from_record(record: &Record, setup: &Setup) -> anyhow::Result<Start> {
         poses,
         state: Some(continued(state)),
     })
+}
+
+/// The match state after a record's last shot. A record of a whole match is
+/// rescored from the start of the match; a record of a clip that itself continued
+/// a match (its first shot's index is not 0) is rescored from the state it opened
+/// with, read back from the record: whose move it was (its first shot's mover by
+/// turn), the scores before it (its totals less its shots' points), the items on the
+/// table (its first shot's start, less what was put back before that flick), the
+/// moves made (its first shot's index, in turn from player 0).
+fn record_end_state(record: &Record, setup: &Setup) -> anyhow::Result<MatchState> {
+    let game = &setup.game;
+    let table = &setup.calibration.table;
+    let Some(first) = record.shots.first().filter(|s| s.index > 0) else {
+        let (_, _, state) = crate::rules::rescore_detailed(game, table, record)?;
+        return Ok(state);
+    };
+    let players = game.player_count();
+    let scores: Vec<i32> = (0..players)
+        .map(|p| {
+            let total = record.scores.get(p).copied().unwrap_or(0);
+            total
+                - record
+                    .shots
+                    .iter()
+                    .map(|s| s.score.get(p).copied().unwrap_or(0))
+                    .sum::<i32>()
+        })
+        .collect();
+    let mut poses = first.start.clone();
+    if let Some(b) = &first.before {
+        for p in &b.placed {
+            poses.remove(&p.item);
+        }
+    }
+    let opening = StartState {
+        poses,
+        next_player: Some(first.player),
+        scores: Some(scores),
+    };
+    let mut state = MatchState::from_start(game, &opening).with_fps(record.video.fps);
+    state.shots_judged = first.index;
+    // The shots before it, taken as made in turn from player 0.
+    for (p, m) in state.moves_made.iter_mut().enumerate() {
+        *m = (0..first.index).filter(|k| k % players == p).count() as u32;
+    }
+    for shot in &record.shots {
+        let (next, _) = crate::rules::judge_shot(game, table, &state, shot)?;
+        state = next;
+    }
+    Ok(state)
 }
 
 /// A match state carried into the next clip: its frame numbers belong to the

@@ -217,8 +217,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
 struct ReadyVideo {
     path: PathBuf,
     calib: TableCalibration,
-    #[cfg_attr(not(feature = "opencv"), allow(dead_code))]
-    frames: u64,
+    /// Probed once: probing counts the frames by reading the whole file.
+    #[cfg(feature = "opencv")]
+    probe: crate::vision::annotate::VideoProbe,
 }
 
 #[cfg(feature = "opencv")]
@@ -242,7 +243,7 @@ fn prepare_video(
     Ok(ReadyVideo {
         path: video.to_path_buf(),
         calib,
-        frames: probe.frames,
+        probe,
     })
 }
 
@@ -258,7 +259,7 @@ fn prepare_video(
 
 #[cfg(feature = "opencv")]
 fn write_video(scene: &Scene, v: &ReadyVideo, args: &ReplayArgs) -> anyhow::Result<()> {
-    use crate::vision::annotate::{annotate_video, AnnotateOptions};
+    use crate::vision::annotate::{annotate_probed_video, AnnotateOptions};
     let name = match args.shot {
         Some(i) => format!("annotated_shot{i}.avi"),
         None => "annotated.avi".to_string(),
@@ -268,10 +269,12 @@ fn write_video(scene: &Scene, v: &ReadyVideo, args: &ReplayArgs) -> anyhow::Resu
         slow: args.slow,
         shot: args.shot,
     };
-    let planned = scene.frame_plan(v.frames, args.shot, args.slow)?.len() as u64;
+    let planned = scene
+        .frame_plan(v.probe.frames, args.shot, args.slow)?
+        .len() as u64;
     let bar = super::progress_bar(planned, "video");
     let start = std::time::Instant::now();
-    let summary = annotate_video(scene, &v.calib, &v.path, &out, opts, |n| {
+    let summary = annotate_probed_video(scene, &v.calib, &v.path, &v.probe, &out, opts, |n| {
         bar.set_position(n)
     })?;
     bar.finish_and_clear();

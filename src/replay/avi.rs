@@ -62,6 +62,8 @@ pub struct MjpegAviWriter<W: Write + Seek> {
     /// Bytes of frame chunks (headers and padding included) written so far.
     chunk_bytes: u64,
     max_chunk: u32,
+    /// Largest RIFF size allowed ([`RIFF_LIMIT`]; smaller in tests).
+    riff_limit: u64,
 }
 
 impl<W: Write + Seek> MjpegAviWriter<W> {
@@ -87,6 +89,7 @@ impl<W: Write + Seek> MjpegAviWriter<W> {
             index: Vec::new(),
             chunk_bytes: 0,
             max_chunk: 0,
+            riff_limit: RIFF_LIMIT,
         };
         // Placeholder sizes and counts; `finish` writes the header again with the real ones.
         let head = w.header();
@@ -105,7 +108,7 @@ impl<W: Write + Seek> MjpegAviWriter<W> {
         let padded = len + (len & 1);
         // Room for this chunk, the index with its entry, and nothing beyond 32 bits.
         let idx_len = 8 + 16 * (self.index.len() as u64 + 1);
-        if self.pos + 8 + padded + idx_len - 8 > RIFF_LIMIT {
+        if self.pos + 8 + padded + idx_len - 8 > self.riff_limit {
             return Err(AviError::TooLarge(self.frames()));
         }
         let movi_fourcc_at = HEADER_LEN - 4;
@@ -277,6 +280,26 @@ mod tests {
         // Odd-sized chunks are padded so the next one starts on an even offset.
         assert!(frames.iter().any(|f| f.len() % 2 == 1));
         assert_eq!(idx1 % 2, 0);
+    }
+
+    #[test]
+    fn a_frame_that_would_pass_the_size_limit_is_refused_and_the_file_stays_valid() {
+        let mut w = MjpegAviWriter::create(Cursor::new(Vec::new()), 8, 8, 30.0).unwrap();
+        // Room for the headers and two 100-byte frames with their index entries.
+        w.riff_limit = HEADER_LEN - 8 + 2 * 108 + 8 + 2 * 16;
+        let frame = [7u8; 100];
+        w.write_frame(&frame).unwrap();
+        w.write_frame(&frame).unwrap();
+        assert!(matches!(w.write_frame(&frame), Err(AviError::TooLarge(2))));
+        let b = w.finish().unwrap().into_inner();
+        assert_eq!(u32_at(&b, 4) as usize, b.len() - 8);
+        assert_eq!(b.len() as u64 - 8, HEADER_LEN - 8 + 2 * 108 + 8 + 2 * 16);
+        let avih = find(&b, b"avih");
+        assert_eq!(
+            u32_at(&b, avih + 8 + 16),
+            2,
+            "frames written before the refusal"
+        );
     }
 
     #[test]

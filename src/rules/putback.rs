@@ -110,11 +110,20 @@ pub fn fish_put_back_pose_with(
     let fish_id = ItemId::fish(owner);
     let coin_id = ItemId::coin(owner);
     let footprint = FishFootprint::new(&game.items);
+    let local = CapsuleBounds::of_polygon(footprint.outline());
     let exit_s = table.perimeter_position(exit);
     let mut a_blocked = None;
     if let Some(coin) = scene.poses.get(&coin_id) {
         let obstacles = Obstacles::build(game, scene, &[fish_id, coin_id]);
-        match search_r6a(game, table, &footprint, &obstacles, coin.point(), params) {
+        match search_r6a(
+            game,
+            table,
+            &footprint,
+            &local,
+            &obstacles,
+            coin.point(),
+            params,
+        ) {
             Some(pose) => {
                 return FishPutBack {
                     item: fish_id,
@@ -133,7 +142,7 @@ pub fn fish_put_back_pose_with(
     let coin_off = !scene.poses.contains_key(&coin_id);
     let obstacles = Obstacles::build(game, scene, &[fish_id]);
     let found = search_edge(
-        game, table, &footprint, &obstacles, exit_s, coin_off, params,
+        game, table, &footprint, &local, &obstacles, exit_s, coin_off, params,
     );
     let mut why = match a_blocked {
         Some(c) => format!(
@@ -188,21 +197,36 @@ pub fn fish_put_back_pose_with(
 }
 
 /// The outline and its capsule bounds turned to each of `n` orientations
-/// (relative to the hole centre).
-fn turned(footprint: &FishFootprint, n: usize) -> (Vec<Vec<Vector>>, Vec<CapsuleBounds>) {
-    let local = CapsuleBounds::of_polygon(footprint.outline());
-    (0..n)
-        .map(|k| {
-            let a = TAU * k as f64 / n as f64;
-            let (s, c) = a.sin_cos();
-            let outline = footprint
-                .outline()
+/// (relative to the hole centre), each laid out when a search first needs it: a
+/// search that succeeds early needs few.
+struct Turns<'f> {
+    shape: &'f [Point],
+    local: CapsuleBounds,
+    turned: Vec<Option<(Vec<Vector>, CapsuleBounds)>>,
+}
+
+impl<'f> Turns<'f> {
+    fn new(footprint: &'f FishFootprint, local: &CapsuleBounds, n: usize) -> Turns<'f> {
+        Turns {
+            shape: footprint.outline(),
+            local: *local,
+            turned: vec![None; n],
+        }
+    }
+
+    /// Orientation `k` (of `n`, a turn of k/n): the outline and its bounds.
+    fn get(&mut self, k: usize) -> (&[Vector], &CapsuleBounds) {
+        let (shape, local, n) = (self.shape, self.local, self.turned.len());
+        let (outline, caps) = self.turned[k].get_or_insert_with(|| {
+            let (s, c) = (TAU * k as f64 / n as f64).sin_cos();
+            let outline = shape
                 .iter()
                 .map(|p| Vector::new(c * p.x - s * p.y, s * p.x + c * p.y))
                 .collect();
             (outline, local.turned_moved(c, s, Vector::zeros()))
-        })
-        .unzip()
+        });
+        (outline, caps)
+    }
 }
 
 /// Orientation indices ordered by how far they turn from `base` (radians): the
@@ -255,8 +279,11 @@ struct Crowd<'a> {
 }
 
 impl<'a> Crowd<'a> {
-    fn new(obstacles: &'a Obstacles, footprint: &FishFootprint) -> Crowd<'a> {
-        let local = CapsuleBounds::of_polygon(footprint.outline());
+    fn new(
+        obstacles: &'a Obstacles,
+        footprint: &FishFootprint,
+        local: &CapsuleBounds,
+    ) -> Crowd<'a> {
         let bodies: Vec<Body> = obstacles
             .shapes()
             .iter()
@@ -267,7 +294,7 @@ impl<'a> Crowd<'a> {
                     shape: BodyShape::Fish {
                         fish: f,
                         bounds: bounding_box(&f.outline),
-                        caps: turned_bounds(footprint, &local, f)
+                        caps: turned_bounds(footprint, local, f)
                             .unwrap_or_else(|| CapsuleBounds::of_polygon(&f.outline)),
                     },
                 },
@@ -407,6 +434,7 @@ fn search_r6a(
     game: &Game,
     table: &Table,
     footprint: &FishFootprint,
+    local: &CapsuleBounds,
     obstacles: &Obstacles,
     coin: Point,
     params: &SearchParams,
@@ -417,7 +445,7 @@ fn search_r6a(
         return None;
     }
     let n = params.orientations_r6a.max(1);
-    let crowd = Crowd::new(obstacles, footprint);
+    let crowd = Crowd::new(obstacles, footprint, local);
     let reach = footprint.reach();
     // Point the tail away from the nearest edge first: such poses stay on the table.
     let inward = table.nearest_edge_point(coin);
@@ -441,16 +469,15 @@ fn search_r6a(
     // Every orientation covers the disc of the tag around its hole: if something
     // touches that disc, no pose at this offset can be legal.
     let rim = crate::geometry::shapes::boundary_distance(Point::origin(), footprint.outline());
-    let free: Vec<Point> = offsets
+    let mut free = offsets
         .iter()
         .map(|off| coin + off)
         .filter(|centre| !crowd.disc_blocked(&Disc::new(*centre, rim), params.clearance_mm))
-        .collect();
-    if free.is_empty() {
-        return None;
-    }
-    let (outlines, capsules) = turned(footprint, n);
-    let mut frames = EdgeFrames::new(table);
+        .peekable();
+    // Nothing to lay out when no hole position is free.
+    free.peek()?;
+    let mut turns = Turns::new(footprint, local, n);
+    let mut frames = EdgeFrames::new(table, n);
     // Every pose tried has its centre within `room` of the coin.
     let mut near = Vec::new();
     crowd.near_into(
@@ -461,11 +488,12 @@ fn search_r6a(
     // The first pose wholly on the table wins; failing that, the first one that
     // cannot fall (centre of mass and hole over the table).
     let mut fallback = None;
-    for &centre in &free {
+    for centre in free {
         for &k in &order {
             let theta = TAU * k as f64 / n as f64;
-            let mut cand = Candidate::new(&outlines[k], &capsules[k], centre, hole_r, reach);
-            let wholly = match frames.margin(&outlines, k, centre, reach, WHOLLY_UPTO_MM) {
+            let (outline, caps) = turns.get(k);
+            let mut cand = Candidate::new(outline, caps, centre, hole_r, reach);
+            let wholly = match frames.margin(outline, k, centre, reach, WHOLLY_UPTO_MM) {
                 // Too close to call with the per-orientation supports: as fish_edge_gap.
                 m if m.abs() < EDGE_ROUNDING_MM => fish_edge_gap(table, &cand.placed().0) >= 0.0,
                 m => m >= 0.0,
@@ -505,17 +533,19 @@ const WHOLLY_UPTO_MM: f64 = 1.0;
 
 /// Walks the edge outward from `exit_s`; returns the pose, where it touches the
 /// edge, and how many steps out it was found (0 = at the exit point).
+#[allow(clippy::too_many_arguments)]
 fn search_edge(
     game: &Game,
     table: &Table,
     footprint: &FishFootprint,
+    local: &CapsuleBounds,
     obstacles: &Obstacles,
     exit_s: f64,
     coin_off: bool,
     params: &SearchParams,
 ) -> Option<(Pose, f64, usize)> {
     let n = params.orientations.max(1);
-    let (outlines, capsules) = turned(footprint, n);
+    let mut turns = Turns::new(footprint, local, n);
     let hole_r = footprint.hole_radius();
     let reach = footprint.reach();
     let coin_r = game.items.coin.radius;
@@ -523,12 +553,12 @@ fn search_edge(
     let step = params.edge_step_mm.max(0.1);
     let half = table.perimeter() / 2.0;
     let coin_inset = table.inset(coin_r);
-    let crowd = Crowd::new(obstacles, footprint);
+    let crowd = Crowd::new(obstacles, footprint, local);
     let mut last_hit: [Vec<Option<usize>>; 2] = [vec![None; n], vec![None; n]];
     // Per direction and orientation: (edge, last step) up to which that
     // orientation is known to overlap something.
     let mut skip: [Vec<Option<(usize, usize)>>; 2] = [vec![None; n], vec![None; n]];
-    let mut edges = EdgeFrames::new(table);
+    let mut edges = EdgeFrames::new(table, n);
     let mut near = Vec::new();
     // Per edge: the orientation order and, per orientation, the outline point
     // deepest toward that edge (its depth and where along the edge it lies).
@@ -558,39 +588,30 @@ fn search_edge(
             );
             let (order, support) = per_edge[place.edge].get_or_insert_with(|| {
                 let base = place.inward.y.atan2(place.inward.x);
-                let support = outlines
-                    .iter()
-                    .map(|outline| {
-                        outline
-                            .iter()
-                            .map(|v| (place.inward.dot(v), place.tangent.dot(v)))
-                            .fold(
-                                (f64::INFINITY, 0.0),
-                                |acc, x| {
-                                    if x.0 < acc.0 {
-                                        x
-                                    } else {
-                                        acc
-                                    }
-                                },
-                            )
-                    })
-                    .collect();
-                (orientation_order(base, n), support)
+                (orientation_order(base, n), vec![None; n])
             });
             for &i in order.iter() {
                 if skip[dir][i].is_some_and(|(edge, until)| edge == place.edge && k <= until) {
                     continue;
                 }
-                let (depth, along) = support[i];
+                let (outline, caps) = turns.get(i);
+                let (depth, along) = *support[i].get_or_insert_with(|| {
+                    outline
+                        .iter()
+                        .map(|v| (place.inward.dot(v), place.tangent.dot(v)))
+                        .fold(
+                            (f64::INFINITY, 0.0),
+                            |acc, x| if x.0 < acc.0 { x } else { acc },
+                        )
+                });
                 // The deepest outline point goes to the edge place, EDGE_TARGET_GAP_MM in.
                 let centre = place.point + place.inward * (EDGE_TARGET_GAP_MM - depth)
                     - place.tangent * along;
-                let gap = edges.margin(&outlines, i, centre, reach, EDGE_TOUCH_MM);
+                let gap = edges.margin(outline, i, centre, reach, EDGE_TOUCH_MM);
                 if !(0.0..=EDGE_TOUCH_MM).contains(&gap) {
                     continue;
                 }
-                let mut cand = Candidate::new(&outlines[i], &capsules[i], centre, hole_r, reach);
+                let mut cand = Candidate::new(outline, caps, centre, hole_r, reach);
                 // Walking on, an orientation usually keeps hitting what it hit at the
                 // last place: try that item first.
                 let hit = last_hit[dir][i]
@@ -624,8 +645,9 @@ fn search_edge(
 }
 
 /// For one table edge: orientations in the order to try them, and per orientation
-/// the depth toward the edge and the position along it of the deepest outline point.
-type EdgeCache = (Vec<usize>, Vec<(f64, f64)>);
+/// the depth toward the edge and the position along it of the deepest outline point
+/// (once an orientation is tried there).
+type EdgeCache = (Vec<usize>, Vec<Option<(f64, f64)>>);
 
 /// The table's edges as (start corner, inward unit normal): the margin of a point
 /// inside a convex table is its smallest distance along these normals. With, per
@@ -633,12 +655,13 @@ type EdgeCache = (Vec<usize>, Vec<(f64, f64)>);
 /// (worked out for an edge when a pose first comes near it).
 struct EdgeFrames {
     edges: Vec<(Point, Vector)>,
-    /// `support[e][i]`: the least offset of outline `i` along edge `e`'s normal.
-    support: Vec<Option<Vec<f64>>>,
+    /// `support[e][i]`: the least offset of outline `i` along edge `e`'s normal
+    /// (NaN until needed).
+    support: Vec<Vec<f64>>,
 }
 
 impl EdgeFrames {
-    fn new(table: &Table) -> EdgeFrames {
+    fn new(table: &Table, n: usize) -> EdgeFrames {
         let edges: Vec<(Point, Vector)> = table
             .edges()
             .filter_map(|(a, b)| {
@@ -647,7 +670,7 @@ impl EdgeFrames {
                 (len > 0.0).then(|| (a, Vector::new(-e.y, e.x) / len))
             })
             .collect();
-        let support = vec![None; edges.len()];
+        let support = vec![vec![f64::NAN; n]; edges.len()];
         EdgeFrames { edges, support }
     }
 
@@ -658,7 +681,7 @@ impl EdgeFrames {
     /// below `upto`, and at least `upto` otherwise.
     fn margin(
         &mut self,
-        outlines: &[Vec<Vector>],
+        outline: &[Vector],
         i: usize,
         centre: Point,
         reach: f64,
@@ -670,18 +693,19 @@ impl EdgeFrames {
             if base - reach >= upto {
                 continue;
             }
-            let support = self.support[e].get_or_insert_with(|| {
-                outlines
+            let support = &mut self.support[e][i];
+            if support.is_nan() {
+                *support = outline
                     .iter()
-                    .map(|o| o.iter().map(|v| nrm.dot(v)).fold(f64::INFINITY, f64::min))
-                    .collect()
-            });
-            m = m.min(base + support[i]);
+                    .map(|v| nrm.dot(v))
+                    .fold(f64::INFINITY, f64::min);
+            }
+            m = m.min(base + *support);
         }
         // The supports sum in another order than vertex by vertex: at a threshold,
         // decide as the vertices do.
         if m.abs() < EDGE_ROUNDING_MM || (m - upto).abs() < EDGE_ROUNDING_MM {
-            return self.vertex_margin(&outlines[i], centre, reach, upto);
+            return self.vertex_margin(outline, centre, reach, upto);
         }
         m
     }

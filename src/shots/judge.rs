@@ -6,7 +6,7 @@
 use super::{Previous, ShotConfig};
 use crate::geometry::shapes::{boundary_distance, point_in_polygon};
 use crate::geometry::{fish_disc_overlap, Disc, PlacedFish, Point, Vector};
-use crate::model::{FrameIdx, ItemId, ItemKind, Pose};
+use crate::model::{FrameIdx, ItemId, ItemKind, PlayerIdx, Pose};
 use crate::record::{
     DisturbedItem, Interlude, LostItem, PlacedItem, Shot, Stacking, TrackRow, UnknownItem,
     UnknownLost,
@@ -24,6 +24,10 @@ pub(crate) fn fastest_on_table(tf: &TrackFrame, _recent_only: bool) -> f64 {
         .map(|t| t.velocity_mm_s.norm())
         .fold(0.0, f64::max)
 }
+
+/// A coin in a hole that starts this many frames before or after its fish is
+/// taken as carried by it.
+const CARRIED_FRAMES: FrameIdx = 2;
 
 /// One track through the history: `(history index, item)` per frame it exists.
 type Series<'a> = Vec<(usize, &'a TrackedItem)>;
@@ -200,6 +204,7 @@ pub(crate) fn judge(
     rest: FrameIdx,
     prev: Option<&Previous>,
     index: usize,
+    expected_mover: Option<PlayerIdx>,
 ) -> Shot {
     let mut shot = Shot {
         index,
@@ -233,7 +238,39 @@ pub(crate) fn judge(
     let flick = starts.first().map(|s| s.0).unwrap_or(trigger).min(trigger);
     shot.flick_frame = flick;
     shot.rest_frame = rest.max(flick);
-    if let Some(&(_, _, id)) = starts.first() {
+    // A coin that lay in a fish's hole and set off with it (within the frames a
+    // hidden start can be misjudged by) was carried by that fish: the fish moved
+    // first, not the coin (R11 1.1 is about what the player struck).
+    let hole_reach =
+        (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
+    let carrier = |coin: TrackId, f_coin: FrameIdx| -> Option<TrackId> {
+        let p = rest_pose.get(&coin)?.point();
+        starts
+            .iter()
+            .filter(|(f, is_coin, _)| !is_coin && f.abs_diff(f_coin) <= CARRIED_FRAMES)
+            .find(|(_, _, fid)| {
+                rest_pose
+                    .get(fid)
+                    .is_some_and(|fp| (fp.point() - p).norm() <= hole_reach)
+            })
+            .map(|(_, _, fid)| *fid)
+    };
+    let first = starts.first().map(|&(f, is_coin, id)| {
+        // Items set off in the same frame: whose move it is decides.
+        let mover = expected_mover.and_then(|p| {
+            starts
+                .iter()
+                .take_while(|(g, _, _)| *g == f)
+                .find(|(_, _, t)| item_of(*t) == Some(ItemId::fish(p)))
+                .map(|(_, _, t)| *t)
+        });
+        match mover {
+            Some(t) => t,
+            None if is_coin => carrier(id, f).unwrap_or(id),
+            None => id,
+        }
+    });
+    if let Some(id) = first {
         shot.first_moved = item_of(id);
         if shot.first_moved.is_none() {
             shot.notes.push(format!(

@@ -35,7 +35,7 @@ mod judge;
 
 use crate::config::Items;
 use crate::geometry::{FishFootprint, Table};
-use crate::model::{FrameIdx, ItemId, Pose};
+use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
 use crate::record::{Shot, Stacking};
 use crate::track::{TrackFrame, TrackerConfig};
 use std::collections::BTreeMap;
@@ -133,6 +133,8 @@ pub struct ShotCutter {
     phase: Phase,
     previous: Option<Previous>,
     next_index: usize,
+    /// Whose move it is, if the caller knows (ties for the first mover).
+    expected_mover: Option<PlayerIdx>,
 }
 
 impl ShotCutter {
@@ -143,6 +145,7 @@ impl ShotCutter {
             phase: Phase::Waiting,
             previous: None,
             next_index: 0,
+            expected_mover: None,
         }
     }
 
@@ -157,6 +160,12 @@ impl ShotCutter {
             stacking: Vec::new(),
         });
         c
+    }
+
+    /// Whose move it is: when items start in the same frame, the camera cannot
+    /// tell which was struck, and that player's fish gets the benefit of the doubt.
+    pub fn expect_mover(&mut self, player: Option<PlayerIdx>) {
+        self.expected_mover = player;
     }
 
     pub fn config(&self) -> &ShotConfig {
@@ -249,6 +258,7 @@ impl ShotCutter {
             rest,
             self.previous.as_ref(),
             self.next_index,
+            self.expected_mover,
         );
         if let Some(n) = note {
             shot.notes.push(n);

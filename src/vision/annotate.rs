@@ -681,9 +681,24 @@ pub fn annotate_video(
     input: &Path,
     output: &Path,
     opts: AnnotateOptions,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> Result<AnnotateSummary, AnnotateError> {
     let probe = probe_video(input)?;
+    annotate_probed_video(scene, calib, input, &probe, output, opts, progress)
+}
+
+/// As [`annotate_video`], with `input` already probed by [`probe_video`] (which
+/// reads the whole file to count its frames: worth doing once).
+pub fn annotate_probed_video(
+    scene: &Scene,
+    calib: &TableCalibration,
+    input: &Path,
+    probe: &VideoProbe,
+    output: &Path,
+    opts: AnnotateOptions,
+    mut progress: impl FnMut(u64),
+) -> Result<AnnotateSummary, AnnotateError> {
+    let probe = *probe;
     let plan = scene.frame_plan(probe.frames, opts.shot, opts.slow)?;
     let fps = if probe.fps.is_finite() && probe.fps > 0.0 {
         probe.fps
@@ -769,7 +784,7 @@ impl Render<'_> {
         // Decoded frames go back to the reader for reuse.
         let (pool_tx, pool_rx) = std::sync::mpsc::sync_channel::<Mat>(4 * workers);
         let mut written = 0u64;
-        std::thread::scope(|scope| -> Result<(), AnnotateError> {
+        let rendered = std::thread::scope(|scope| -> Result<(), AnnotateError> {
             let read_done = done_tx.clone();
             scope.spawn(move || {
                 let read = || -> Result<(), AnnotateError> {
@@ -887,8 +902,12 @@ impl Render<'_> {
                 }
             }
             Ok(())
-        })?;
-        avi.finish().map_err(io_err)?;
+        });
+        // Finished even after an error (the 4 GB limit, a frame that does not
+        // decode): what was written stays a playable video.
+        let finished = avi.finish().map_err(io_err);
+        rendered?;
+        finished?;
         Ok(written)
     }
 
