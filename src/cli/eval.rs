@@ -263,19 +263,36 @@ fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
         .context("starting the worker threads")?;
     let bar = super::progress_bar(clips.len() as u64, "eval suite");
     let started = Instant::now();
+    // First every clip's physics (no pixels, a moment each): its truth tells
+    // whether a video kept from an earlier run is still this clip's, and its
+    // length orders the work longest first, so that no long clip starts last.
+    let plans: Vec<anyhow::Result<Plan>> =
+        pool_threads.install(|| clips.par_iter().map(|spec| plan_clip(&ctx, spec)).collect());
+    let mut order: Vec<usize> = (0..clips.len()).collect();
+    order.sort_by_key(|&i| {
+        std::cmp::Reverse(plans[i].as_ref().map_or(0, |p| p.expected.frames.len()))
+    });
+    let mut plans: Vec<Option<anyhow::Result<Plan>>> = plans.into_iter().map(Some).collect();
+    let slots: Vec<std::sync::Mutex<Option<ClipResult>>> =
+        clips.iter().map(|_| std::sync::Mutex::new(None)).collect();
     // Each clip is a simulate and an analyse process, so clips run side by side
     // with their own logs and nothing of one can stop another.
-    let results: Vec<ClipResult> = pool_threads.install(|| {
-        clips
-            .par_iter()
-            .map(|spec| {
-                let r = run_clip(&ctx, spec);
+    pool_threads.scope_fifo(|scope| {
+        for &i in &order {
+            let (spec, slot, bar, ctx) = (clips[i], &slots[i], &bar, &ctx);
+            let plan = plans[i].take();
+            scope.spawn_fifo(move |_| {
+                let r = run_clip(ctx, spec, plan);
                 bar.suspend(|| eprintln!("{}", clip_line(&r)));
                 bar.inc(1);
-                r
-            })
-            .collect()
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+            });
+        }
     });
+    let results: Vec<ClipResult> = slots
+        .into_iter()
+        .filter_map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect();
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
     let ok: Vec<&ClipResult> = results.iter().filter(|r| r.evaluation.is_some()).collect();
@@ -483,7 +500,7 @@ fn clip_line(r: &ClipResult) -> String {
 }
 
 /// Simulates (unless kept), analyses and evaluates one clip; errors end up in the result.
-fn run_clip(ctx: &SuiteRun, spec: &ClipSpec) -> ClipResult {
+fn run_clip(ctx: &SuiteRun, spec: &ClipSpec, plan: Option<anyhow::Result<Plan>>) -> ClipResult {
     let mut r = ClipResult {
         spec: spec.clone(),
         scenario_name: String::new(),
@@ -497,10 +514,57 @@ fn run_clip(ctx: &SuiteRun, spec: &ClipSpec) -> ClipResult {
         notes: vec![],
         samples: EvalSamples::default(),
     };
-    if let Err(e) = clip_steps(ctx, spec, &mut r) {
+    let outcome = plan
+        .unwrap_or_else(|| plan_clip(ctx, spec))
+        .and_then(|plan| clip_steps(ctx, spec, plan, &mut r));
+    if let Err(e) = outcome {
         r.error = Some(format!("{e:#}"));
     }
     r
+}
+
+/// A clip as it will be played: the scenario with the suite's overrides, the
+/// simulator's options, and the truth its physics gives.
+struct Plan {
+    scenario: Scenario,
+    /// scenario.json: the text `scenario` was read from.
+    scenario_text: String,
+    opts: SimOptions,
+    size_text: String,
+    expected: Truth,
+    seconds: f64,
+}
+
+fn plan_clip(ctx: &SuiteRun, spec: &ClipSpec) -> anyhow::Result<Plan> {
+    let started = Instant::now();
+    let scenario = clip_scenario(ctx, spec)?;
+    let size_text = ctx
+        .size
+        .or(spec.size.as_deref())
+        .unwrap_or(&ctx.suite.size)
+        .to_string();
+    let size = super::simulate::parse_size(&size_text)?;
+    let opts = SimOptions {
+        seed: spec.seed,
+        fps: spec.fps,
+        size,
+        ..SimOptions::default()
+    };
+    // The simulate process plays scenario.json, whose numbers read back may differ
+    // from these in the last bit (a stacked pose goes into the truth as is): play
+    // here what it will read from that text.
+    let scenario_text = serde_json::to_string_pretty(&scenario)? + "\n";
+    let scenario: Scenario =
+        serde_json::from_str(&scenario_text).context("the scenario read back from JSON")?;
+    let expected = crate::sim::simulate(&scenario, &opts)?;
+    Ok(Plan {
+        scenario,
+        scenario_text,
+        opts,
+        size_text,
+        expected,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// The clip's scenario with the suite's overrides applied.
@@ -525,27 +589,24 @@ fn clip_scenario(ctx: &SuiteRun, spec: &ClipSpec) -> anyhow::Result<Scenario> {
     Ok(scenario)
 }
 
-fn clip_steps(ctx: &SuiteRun, spec: &ClipSpec, r: &mut ClipResult) -> anyhow::Result<()> {
+fn clip_steps(
+    ctx: &SuiteRun,
+    spec: &ClipSpec,
+    plan: Plan,
+    r: &mut ClipResult,
+) -> anyhow::Result<()> {
     let started = Instant::now();
-    let scenario = clip_scenario(ctx, spec)?;
-    let size_text = ctx
-        .size
-        .or(spec.size.as_deref())
-        .unwrap_or(&ctx.suite.size)
-        .to_string();
-    let size = super::simulate::parse_size(&size_text)?;
-    let opts = SimOptions {
-        seed: spec.seed,
-        fps: spec.fps,
-        size,
-        ..SimOptions::default()
-    };
+    let Plan {
+        scenario,
+        scenario_text,
+        opts,
+        size_text,
+        expected,
+        seconds,
+    } = plan;
     r.scenario_name = scenario.name.clone();
     r.players = scenario.players().len();
     r.size = size_text.clone();
-    // The physics alone takes a moment; its truth tells whether the video kept
-    // from an earlier run is still this clip's.
-    let expected = crate::sim::simulate(&scenario, &opts)?;
     let dir = ctx.work.join(&spec.name);
     let video = dir.join(&opts.video_name);
     let truth_path = dir.join("truth.json");
@@ -559,7 +620,8 @@ fn clip_steps(ctx: &SuiteRun, spec: &ClipSpec, r: &mut ClipResult) -> anyhow::Re
         // A half-written clip must not pass for a kept one next time.
         let _ = std::fs::remove_file(&truth_path);
         let scenario_path = dir.join("scenario.json");
-        crate::config::save_json(&scenario, &scenario_path)?;
+        std::fs::write(&scenario_path, &scenario_text)
+            .with_context(|| format!("writing {}", scenario_path.display()))?;
         child(
             &ctx.exe,
             &[
@@ -591,7 +653,7 @@ fn clip_steps(ctx: &SuiteRun, spec: &ClipSpec, r: &mut ClipResult) -> anyhow::Re
     r.frames = truth.frames.len() as u64;
     let game_path = dir.join("game.json");
     crate::config::save_json(&truth.game, &game_path)?;
-    r.seconds.simulate = started.elapsed().as_secs_f64();
+    r.seconds.simulate = seconds + started.elapsed().as_secs_f64();
 
     let started = Instant::now();
     let record_path = dir.join("record.json");
