@@ -631,11 +631,8 @@ mod tests {
         let x_axis = nalgebra::Vector3::new(1.0, 0.0, 0.0);
         let z_axis = nalgebra::Vector3::new(0.0, tilt.sin(), -tilt.cos());
         let y_axis = z_axis.cross(&x_axis);
-        let cam_from_table = Matrix3::from_rows(&[
-            x_axis.transpose(),
-            y_axis.transpose(),
-            z_axis.transpose(),
-        ]);
+        let cam_from_table =
+            Matrix3::from_rows(&[x_axis.transpose(), y_axis.transpose(), z_axis.transpose()]);
         let t = -(cam_from_table * centre);
         let mut img_from_table = Matrix3::zeros();
         img_from_table.set_column(0, &cam_from_table.column(0));

@@ -125,7 +125,11 @@ impl Sightings {
             foot + (p - foot) * ((height - h) / height)
         };
         let footprint = FishFootprint::new(items);
-        let placed: Vec<_> = self.fish.iter().map(|f| footprint.placed(&f.pose)).collect();
+        let placed: Vec<_> = self
+            .fish
+            .iter()
+            .map(|f| footprint.placed(&f.pose))
+            .collect();
         for c in &mut self.coins {
             let on_tag = placed.iter().any(|f| f.covers(c.pt_in_table));
             let h = 0.5 * items.coin.thickness + if on_tag { items.fish.thickness } else { 0.0 };
@@ -810,9 +814,9 @@ impl Detector {
             starts.push(at_centroid(base));
             starts.push(at_centroid(base + std::f64::consts::PI));
         }
-        if let Some(p) = prior.filter(|p| {
-            (p.point().coords - centroid).norm() < 4.0 * self.footprint.reach()
-        }) {
+        if let Some(p) =
+            prior.filter(|p| (p.point().coords - centroid).norm() < 4.0 * self.footprint.reach())
+        {
             starts.push(p);
             starts.push(at_centroid(p.angle()));
         }
@@ -1163,8 +1167,12 @@ impl Detector {
                 let under_hand = occluders
                     .iter()
                     .any(|(center, radius)| (c.pt_in_table - center).norm() < *radius);
+                // A disc whose centre is off the table cannot lie there (it tips over):
+                // such a circle is the table's own edge, or a coin already on the floor.
+                let on_table = self.table.signed_distance(c.pt_in_table) > -1.0;
                 if !covered
                     && !under_hand
+                    && on_table
                     && !coins
                         .iter()
                         .any(|o| (o.pt_in_table - c.pt_in_table).norm() < self.coin_radius)

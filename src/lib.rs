@@ -48,9 +48,9 @@ pub mod rules;
 pub mod shots;
 pub mod sim;
 pub mod track;
-pub mod watch;
 #[cfg(feature = "opencv")]
 pub mod vision;
+pub mod watch;
 
 /// The command line needs the pixel stages, so it comes with the `opencv` feature.
 #[cfg(feature = "opencv")]

@@ -143,25 +143,36 @@ impl ChangeGate {
         }
         self.observed += 1;
         let since_reference = match &self.matched {
-            Some(reference) if reference.len() == view.len() => {
-                changed_box(&self.grid, reference, view, self.config.threshold, &mut self.mask)
-            }
+            Some(reference) if reference.len() == view.len() => changed_box(
+                &self.grid,
+                reference,
+                view,
+                self.config.threshold,
+                &mut self.mask,
+            ),
             _ => Some(self.whole()),
         };
         // As the reference is as the previous frame was, unless something changed
         // since the reference: only then is the previous frame worth comparing with.
         let moved = since_reference.is_some()
             && match &self.previous {
-                Some(prev) if prev.len() == view.len() => {
-                    changed_box(&self.grid, prev, view, self.config.threshold, &mut self.mask)
-                        .is_some()
-                }
+                Some(prev) if prev.len() == view.len() => changed_box(
+                    &self.grid,
+                    prev,
+                    view,
+                    self.config.threshold,
+                    &mut self.mask,
+                )
+                .is_some(),
                 _ => true,
             };
         self.still_frames = if moved { 0 } else { self.still_frames + 1 };
         self.current.clear();
         self.current.extend_from_slice(view);
-        std::mem::swap(&mut self.current, self.previous.get_or_insert_with(Vec::new));
+        std::mem::swap(
+            &mut self.current,
+            self.previous.get_or_insert_with(Vec::new),
+        );
         Change {
             since_reference,
             settled: self.still_frames >= self.config.settle_frames,
@@ -415,7 +426,10 @@ mod tests {
     fn nothing_changes_until_something_does_and_then_only_there() {
         let mut gate = ChangeGate::new(grid(), GateConfig::default());
         let still = blank(120);
-        assert!(gate.observe(&still).since_reference.is_some(), "no reference yet");
+        assert!(
+            gate.observe(&still).since_reference.is_some(),
+            "no reference yet"
+        );
         gate.rebase();
         for k in 0..3 {
             let c = gate.observe(&still);
@@ -428,8 +442,14 @@ mod tests {
         assert!(!c.settled);
         let b = c.since_reference.expect("a change");
         // Pixels 20..25 x 10..15 at 2 mm from (-10, 70), y down.
-        assert!((b.min.x - 29.0).abs() < 1e-9 && (b.max.x - 39.0).abs() < 1e-9, "{b:?}");
-        assert!((b.max.y - 51.0).abs() < 1e-9 && (b.min.y - 41.0).abs() < 1e-9, "{b:?}");
+        assert!(
+            (b.min.x - 29.0).abs() < 1e-9 && (b.max.x - 39.0).abs() < 1e-9,
+            "{b:?}"
+        );
+        assert!(
+            (b.max.y - 51.0).abs() < 1e-9 && (b.min.y - 41.0).abs() < 1e-9,
+            "{b:?}"
+        );
     }
 
     #[test]

@@ -259,8 +259,9 @@ impl Watcher {
             (None, _) => (self.look_whole(frame)?, LookKind::Whole),
             (Some(reference), None) => (reference.clone(), LookKind::Reused),
             (Some(reference), Some(changed)) => {
-                let before: Vec<&Sightings> =
-                    std::iter::once(reference).chain(self.previous.as_ref()).collect();
+                let before: Vec<&Sightings> = std::iter::once(reference)
+                    .chain(self.previous.as_ref())
+                    .collect();
                 if !change.settled
                     && !watch::touches_items(&changed, &before, &self.footprint, REGION_MARGIN_MM)
                 {
