@@ -441,9 +441,15 @@ fn compare_shot(
             let own = poses.pose_at(*id, frame).map(|q| (q.point() - p).norm());
             let matched = match (nearest, own) {
                 (Some((o, d)), Some(own_d)) if o != *id && own_d - d > SWITCH_MARGIN_MM => Some(o),
-                (Some((o, _)), None) if o != *id => Some(o),
+                // The truth has this item off the table (falling, or gone): the row is
+                // another item's only if it lies right on that item.
+                (Some((o, d)), None) if o != *id && d < SWITCH_MARGIN_MM => Some(o),
+                (_, None) => None,
                 _ => Some(*id),
             };
+            if matched.is_none() {
+                continue;
+            }
             if let (Some(prev), Some(now)) = (last_match, matched) {
                 if prev != now {
                     e.identity_switches += 1;
@@ -680,5 +686,39 @@ mod tests {
         let truth = record(vec![shot(0, None, vec![0, 0])]);
         let (e, _) = evaluate(&record(vec![s]), &truth, &poses);
         assert_eq!(e.identity_switches, 1);
+    }
+
+    /// coin:0 falls off at frame 5 (the truth has no pose for it after); the track
+    /// still sees it just beyond the edge. That is no switch to coin:1, 200 mm away;
+    /// a row lying on coin:1 would be.
+    #[test]
+    fn a_row_of_an_item_off_the_table_is_no_switch_unless_it_lies_on_another() {
+        let mut m = BTreeMap::new();
+        m.insert(
+            ItemId::coin(0),
+            (0..5)
+                .map(|f| Pose::coin(100.0, 20.0 - 4.0 * f as f64))
+                .collect(),
+        );
+        m.insert(
+            ItemId::coin(1),
+            (0..10).map(|_| Pose::coin(300.0, 100.0)).collect(),
+        );
+        let poses = Still(m);
+        let truth = record(vec![shot(0, None, vec![0, 0])]);
+        let switches = |last: [f64; 2]| {
+            let mut s = shot(0, None, vec![0, 0]);
+            let mut rows: Vec<Vec<f64>> = (0..5)
+                .map(|f| vec![f as f64, 100.0, 20.0 - 4.0 * f as f64])
+                .collect();
+            rows.push(vec![5.0, 100.0, -3.0]);
+            rows.push(vec![6.0, last[0], last[1]]);
+            s.tracks.insert(ItemId::coin(0), rows);
+            evaluate(&record(vec![s]), &truth, &poses)
+                .0
+                .identity_switches
+        };
+        assert_eq!(switches([100.0, -6.0]), 0);
+        assert_eq!(switches([300.0, 100.0]), 1);
     }
 }
