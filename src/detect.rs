@@ -1167,12 +1167,10 @@ impl Detector {
                 let under_hand = occluders
                     .iter()
                     .any(|(center, radius)| (c.pt_in_table - center).norm() < *radius);
-                // A disc whose centre is off the table cannot lie there (it tips over):
-                // such a circle is the table's own edge, or a coin already on the floor.
-                let on_table = self.table.signed_distance(c.pt_in_table) > -1.0;
+                // Circles beyond the edge are kept: a coin seen falling there is the
+                // tracker's evidence that it left the table.
                 if !covered
                     && !under_hand
-                    && on_table
                     && !coins
                         .iter()
                         .any(|o| (o.pt_in_table - c.pt_in_table).norm() < self.coin_radius)
