@@ -1084,7 +1084,10 @@ impl Detector {
                 }
             }
         }
-        // Edges of the tags already found (outlines and hole rims) are not coin rims.
+        // Edges of the tags' outlines are not coin rims. The rims of their holes stay: a
+        // coin in a hole lies within a few millimetres of its rim, and with those edges
+        // removed the coins of the bundled match were found at their holes' centres, up
+        // to 2.5 mm off. The known-radius fit tells a hole's rim (larger) from a coin's.
         let placed: Vec<_> = fish
             .iter()
             .map(|f| self.footprint.placed(&f.pose))
@@ -1095,8 +1098,7 @@ impl Detector {
             !placed.iter().any(|f| {
                 let dh = (p - f.hole.center).norm();
                 dh < f.reach + near_mm
-                    && ((dh - f.hole.radius).abs() < near_mm
-                        || crate::geometry::shapes::boundary_distance(p, &f.outline) < near_mm)
+                    && crate::geometry::shapes::boundary_distance(p, &f.outline) < near_mm
             })
         });
         // Vote for centres at the coin radius along both gradient directions.
