@@ -1,0 +1,163 @@
+//! `fishtrack analyse` and `fishtrack probe` on bad input, through the binary (issue 5):
+//! an unreadable video, a truncated one (analysed as far as it goes, and said so), a
+//! calibration made at another image size, a player whose colour never shows. Each
+//! gets one clear line; exit code 1 where nothing useful remains.
+#![cfg(feature = "opencv")]
+
+use std::path::Path;
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
+        .args(args)
+        .output()
+        .expect("run fishtrack");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// The lines of stderr that are not the progress bar's or the "wrote" notice.
+fn error_lines(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.contains("error") || l.contains("warning"))
+        .collect()
+}
+
+/// A short simulated shot at 320x240 (MJPG .avi) with its table.json and game.json.
+fn small_match(dir: &Path) {
+    let (code, _, err) = run(&[
+        "simulate",
+        "--scenario",
+        "single-shot",
+        "--seed",
+        "3",
+        "--size",
+        "320x240",
+        "--calibration-out",
+        s(dir),
+        "-o",
+        s(dir),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("truth.json")).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("game.json"),
+        serde_json::to_string_pretty(&truth["game"]).unwrap(),
+    )
+    .unwrap();
+}
+
+fn analyse(dir: &Path, video: &Path, game: &Path, table: &Path) -> (i32, String, String) {
+    run(&[
+        "analyse",
+        s(video),
+        "--table",
+        s(table),
+        "--game",
+        s(game),
+        "--quiet",
+        "-o",
+        s(&dir.join("record.json")),
+    ])
+}
+
+#[test]
+fn an_unreadable_video_is_one_line_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_match(d);
+    let junk = d.join("junk.avi");
+    std::fs::write(&junk, b"this is not a video").unwrap();
+    let (code, _, err) = analyse(d, &junk, &d.join("game.json"), &d.join("table.json"));
+    assert_eq!(code, 1, "{err}");
+    let lines = error_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("junk.avi"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!d.join("record.json").exists());
+    let (code, _, err) = run(&["probe", s(&junk)]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(error_lines(&err).len(), 1, "{err}");
+}
+
+#[test]
+fn a_truncated_video_is_analysed_as_far_as_it_goes_and_says_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_match(d);
+    let (_, out, _) = run(&["probe", s(&d.join("video.avi")), "--json"]);
+    let probe: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let frames = probe["frames"].as_u64().unwrap();
+    assert!(frames > 20, "{probe}");
+    // Cut the file at 60 %: the header still claims every frame.
+    let bytes = std::fs::read(d.join("video.avi")).unwrap();
+    let cut = d.join("cut.avi");
+    std::fs::write(&cut, &bytes[..bytes.len() * 6 / 10]).unwrap();
+    let (code, _, err) = analyse(d, &cut, &d.join("game.json"), &d.join("table.json"));
+    assert_eq!(code, 0, "{err}");
+    let lines = error_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("warning") && lines[0].contains("stopped after"),
+        "{err}"
+    );
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("record.json")).unwrap()).unwrap();
+    let kept = record["video"]["frames"].as_u64().unwrap();
+    assert!(kept > 0 && kept < frames, "{kept} of {frames}");
+    assert!(
+        lines[0].contains(&format!("stopped after {kept} frames")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_calibration_made_at_another_size_is_one_line_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_match(d);
+    // The bundled calibration is for 1280x720; the video is 320x240.
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration/table.json");
+    let (code, _, err) = analyse(d, &d.join("video.avi"), &d.join("game.json"), &bundled);
+    assert_eq!(code, 1, "{err}");
+    let lines = error_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("320x240") && lines[0].contains("1280x720"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_player_whose_colour_never_shows_is_named_and_the_record_still_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_match(d);
+    let mut game: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("game.json")).unwrap()).unwrap();
+    // A second player whose (green) tag is nowhere on the table.
+    game["players"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"name": "Greta", "color": "#00ff00"}));
+    let greta = d.join("greta.json");
+    std::fs::write(&greta, serde_json::to_string_pretty(&game).unwrap()).unwrap();
+    let (code, _, err) = analyse(d, &d.join("video.avi"), &greta, &d.join("table.json"));
+    assert_eq!(code, 1, "{err}");
+    let lines = error_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("Greta") && lines[0].contains("never seen"),
+        "{err}"
+    );
+    assert!(d.join("record.json").exists(), "the record is kept");
+}
