@@ -3,7 +3,6 @@
 //! analysis (a truncated file shows here), and it is the yardstick `analyse`'s speed
 //! is measured against (`scripts/bench-analyse`). Uses: vision (capture).
 
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -22,8 +21,8 @@ pub struct ProbeArgs {
 pub fn run(args: ProbeArgs) -> anyhow::Result<()> {
     let spec = args.video.to_string_lossy().to_string();
     let began = std::time::Instant::now();
-    let mut source =
-        FrameSource::open(&spec).with_context(|| format!("opening {}", args.video.display()))?;
+    // The capture error names the file already.
+    let mut source = FrameSource::open(&spec)?;
     let claimed = source.len();
     let fps = source.fps();
     let bar = super::progress_bar(claimed.unwrap_or(0), "decoding");
