@@ -32,6 +32,26 @@ const CARRIED_FRAMES: FrameIdx = 2;
 /// One track through the history: `(history index, item)` per frame it exists.
 type Series<'a> = Vec<(usize, &'a TrackedItem)>;
 
+/// A track's rows (`[frame, x, y]`, plus `theta` for a fish) for the frames between
+/// the flick and the rest in which it was seen.
+fn track_rows(
+    history: &[TrackFrame],
+    s: &Series<'_>,
+    flick: FrameIdx,
+    rest: FrameIdx,
+) -> Vec<TrackRow> {
+    s.iter()
+        .filter(|(h, t)| t.seen && history[*h].frame >= flick && history[*h].frame <= rest)
+        .map(|(h, t)| {
+            let f = history[*h].frame as f64;
+            match t.kind {
+                ItemKind::Fish => vec![f, t.pose.x, t.pose.y, t.pose.angle()],
+                ItemKind::Coin => vec![f, t.pose.x, t.pose.y],
+            }
+        })
+        .collect()
+}
+
 fn series(history: &[TrackFrame]) -> BTreeMap<TrackId, Series<'_>> {
     let mut out: BTreeMap<TrackId, Series<'_>> = BTreeMap::new();
     for (h, tf) in history.iter().enumerate() {
@@ -323,19 +343,7 @@ pub(crate) fn judge(
     // Tracks, flick to rest, frames where seen.
     for (id, s) in &all {
         let Some(item) = item_of(*id) else { continue };
-        let rows: Vec<TrackRow> = s
-            .iter()
-            .filter(|(h, t)| {
-                t.seen && history[*h].frame >= flick && history[*h].frame <= shot.rest_frame
-            })
-            .map(|(h, t)| {
-                let f = history[*h].frame as f64;
-                match t.kind {
-                    ItemKind::Fish => vec![f, t.pose.x, t.pose.y, t.pose.angle()],
-                    ItemKind::Coin => vec![f, t.pose.x, t.pose.y],
-                }
-            })
-            .collect();
+        let rows = track_rows(history, s, flick, shot.rest_frame);
         if !rows.is_empty() && shot.start.contains_key(&item) {
             shot.tracks.insert(item, rows);
         }
@@ -623,18 +631,7 @@ fn unknown_items(
         }
         let moved = rest_pose.contains_key(id) || lost.is_some();
         let track_rows: Vec<TrackRow> = if moved {
-            s.iter()
-                .filter(|(h, t)| {
-                    t.seen && history[*h].frame >= flick && history[*h].frame <= shot.rest_frame
-                })
-                .map(|(h, t)| {
-                    let f = history[*h].frame as f64;
-                    match t.kind {
-                        ItemKind::Fish => vec![f, t.pose.x, t.pose.y, t.pose.angle()],
-                        ItemKind::Coin => vec![f, t.pose.x, t.pose.y],
-                    }
-                })
-                .collect()
+            track_rows(history, s, flick, shot.rest_frame)
         } else {
             Vec::new()
         };
