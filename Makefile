@@ -2,6 +2,8 @@
 # missing first (scripts/setup), so they work on a bare Debian machine.
 
 CARGO ?= cargo
+# Where cargo puts the binary (a CARGO_TARGET_DIR set in the environment moves it).
+BIN := $(or $(CARGO_TARGET_DIR),target)/release/fishtrack
 
 .PHONY: setup demo test bench lint eval build
 
@@ -16,8 +18,8 @@ build: setup
 demo: setup
 	$(CARGO) build --release
 	mkdir -p out/demo
-	target/release/fishtrack analyse -o out/demo/record.json
-	target/release/fishtrack replay out/demo/record.json --video samples/demo/match.avi -o out/demo
+	$(BIN) analyse -o out/demo/record.json
+	$(BIN) replay out/demo/record.json --video samples/demo/match.avi -o out/demo
 	@echo "demo: open out/demo/report.html"
 
 # Accuracy of analyse against the simulator's truth on the evaluation set
@@ -27,7 +29,7 @@ demo: setup
 # e.g. EVAL_ARGS="--only match-2p,stacking" or "--json" or "--fresh".
 eval: setup
 	$(CARGO) build --release
-	target/release/fishtrack eval --suite eval/suite.json --work out/eval $(EVAL_ARGS)
+	$(BIN) eval --suite eval/suite.json --work out/eval $(EVAL_ARGS)
 
 test: setup
 	$(CARGO) test --no-default-features --lib
