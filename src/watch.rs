@@ -152,8 +152,9 @@ impl ChangeGate {
             ),
             _ => Some(self.whole()),
         };
-        // As the reference is as the previous frame was, unless something changed
-        // since the reference: only then is the previous frame worth comparing with.
+        // A frame that matches the reference needs no look whether or not it matches
+        // the previous one: the previous frame is compared with only after a change
+        // (half the work while the table is still).
         let moved = since_reference.is_some()
             && match &self.previous {
                 Some(prev) if prev.len() == view.len() => changed_box(
