@@ -9,7 +9,7 @@
 //! | `rectify` | undistortion and the top-down table view (one `remap`) |
 //! | `render` | the simulator's camera renderer and video writer |
 //! | `annotate` | the replay's annotated video |
-//! | `topview` | video frames → rectified top views for `detect` (pure, outside) |
+//! | `topview` | video frames → top views of only the changed part of the table (`Watcher`, using the pure `watch` gate), detected by the pure `detect` |
 
 pub mod annotate;
 pub mod calibrate;
