@@ -113,14 +113,7 @@ fn a_strong_flick_loses_items_and_truth_says_where_they_crossed_the_edge() {
     let truth = simulate(&Scenario::built_in("table-clearing").unwrap(), &opts(1)).unwrap();
     let shot = &truth.shots[0];
     assert!(!shot.lost.is_empty(), "nothing fell off a 4 m/s flick");
-    let table = fishtrack::geometry::Table::new(
-        truth
-            .table_mm
-            .iter()
-            .map(|&[x, y]| Point::new(x, y))
-            .collect(),
-    )
-    .unwrap();
+    let table = truth.table().unwrap();
     for l in &shot.lost {
         let d = table.signed_distance(l.exit.point());
         assert!(

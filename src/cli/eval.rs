@@ -17,7 +17,6 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::eval::{evaluate, pool, ClipSpec, EvalSamples, Evaluation, Spread, Suite, TruthPoses};
-use crate::geometry::{Point, Table};
 use crate::model::{FrameIdx, ItemId, Pose};
 use crate::record::Record;
 use crate::sim::truth::{FrameTruth, Truth};
@@ -102,14 +101,7 @@ impl TruthPoses for TruthFrames<'_> {
 
 /// The truth as a record with its scores filled by the rules engine.
 pub fn scored_truth(truth: &Truth) -> anyhow::Result<Record> {
-    let table = Table::new(
-        truth
-            .table_mm
-            .iter()
-            .map(|&[x, y]| Point::new(x, y))
-            .collect(),
-    )
-    .context("the truth's table polygon")?;
+    let table = truth.table().context("the truth's table polygon")?;
     crate::rules::rescore(&truth.game, &table, &truth.to_record()).context("scoring the truth")
 }
 

@@ -64,15 +64,7 @@ fn load_record(path: &Path) -> anyhow::Result<Record> {
         return Ok(Record::load(path)?);
     }
     let truth = crate::sim::truth::Truth::load(path)?;
-    let record = truth.to_record();
-    let corners = truth
-        .table_mm
-        .iter()
-        .map(|&[x, y]| crate::geometry::Point::new(x, y))
-        .collect();
-    let table = crate::geometry::Table::new(corners)
-        .with_context(|| format!("{}: table_mm", path.display()))?;
-    crate::rules::rescore(&truth.game, &table, &record)
+    super::eval::scored_truth(&truth)
         .with_context(|| format!("{}: scoring the simulated match", path.display()))
 }
 

@@ -4,7 +4,7 @@
 //! config, geometry.
 
 use crate::config::{load_json, Game};
-use crate::geometry::{Point, Table};
+use crate::geometry::Table;
 use crate::model::ItemId;
 use crate::record::{PutBack, Record, Violation};
 use crate::rules::{rescore_detailed, PointEntry};
@@ -131,8 +131,7 @@ fn resolve_game(args: &ScoreArgs, record: &Record, record_path: &Path) -> anyhow
 
 fn resolve_table(args: &ScoreArgs, record: &Record, record_path: &Path) -> anyhow::Result<Table> {
     let polygon = |corners: &[[f64; 2]], origin: &str| -> anyhow::Result<Table> {
-        let pts = corners.iter().map(|&[x, y]| Point::new(x, y)).collect();
-        Table::new(pts).map_err(|e| anyhow!("{origin}: {e}"))
+        Table::from_corners(corners).map_err(|e| anyhow!("{origin}: {e}"))
     };
     if let Some(path) = &args.table {
         let file: TableCorners = load_json(path)?;

@@ -116,15 +116,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     truth.camera.save(&args.out.join("camera.json"))?;
     crate::config::save_json(&truth.table, &args.out.join("table.json"))?;
     if args.record {
-        let table = crate::geometry::Table::new(
-            truth
-                .table_mm
-                .iter()
-                .map(|&[x, y]| crate::geometry::Point::new(x, y))
-                .collect(),
-        )?;
-        let record = crate::rules::rescore(&truth.game, &table, &truth.to_record())
-            .context("judging the simulated match")?;
+        let record = super::eval::scored_truth(&truth).context("judging the simulated match")?;
         record.save(&args.out.join("record.json"))?;
     }
     if let Some(dir) = &args.calibration_out {

@@ -26,6 +26,11 @@ fn cross(a: Vector, b: Vector) -> f64 {
 }
 
 impl Table {
+    /// A table from corners as the JSON files write them (`[[x, y], ...]`, mm).
+    pub fn from_corners(corners: &[[f64; 2]]) -> Result<Table, TableError> {
+        Table::new(corners.iter().map(|&[x, y]| Point::new(x, y)).collect())
+    }
+
     /// Validates a convex polygon; a clockwise one is reversed to counter-clockwise.
     /// Collinear corners are allowed; reflex ones are not.
     pub fn new(mut corners: Vec<Point>) -> Result<Table, TableError> {

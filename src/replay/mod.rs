@@ -26,7 +26,7 @@ pub use html::{base64_encode, report_html};
 pub use timeline::{FrameState, Phase};
 
 use crate::config::{Game, Items, Player};
-use crate::geometry::{FishFootprint, Point, Table};
+use crate::geometry::{FishFootprint, Table};
 use crate::model::{ItemId, PlayerIdx};
 use crate::record::Record;
 
@@ -108,7 +108,7 @@ impl Scene {
             return Err(ReplayError::Invalid("the record names no players".into()));
         }
         let table = match &record.table_mm {
-            Some(corners) => Table::new(corners.iter().map(|&[x, y]| Point::new(x, y)).collect())?,
+            Some(corners) => Table::from_corners(corners)?,
             None => fallback_table.unwrap_or_else(|| Table::rectangle(1000.0, 700.0)),
         };
         let fps = if record.video.fps.is_finite() && record.video.fps > 0.0 {

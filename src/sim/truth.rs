@@ -160,6 +160,11 @@ impl Truth {
         crate::config::save_json(self, path)
     }
 
+    /// The table polygon the truth was played on.
+    pub fn table(&self) -> Result<crate::geometry::Table, crate::geometry::TableError> {
+        crate::geometry::Table::from_corners(&self.table_mm)
+    }
+
     /// The truth as a record: shots with start, end, tracks (every frame from the
     /// flick to rest while on the table), lost, coins in holes, stacking and the
     /// put-backs before each shot. Scores are left at zero for the rules to fill.

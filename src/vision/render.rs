@@ -178,14 +178,9 @@ impl Renderer {
             rotation: nalgebra::Matrix3::from_fn(|r, c| truth.extrinsics.rotation[r][c]),
             translation: Vector3::from(truth.extrinsics.translation_mm),
         };
-        let table = Table::new(
-            truth
-                .table_mm
-                .iter()
-                .map(|&[x, y]| Point::new(x, y))
-                .collect(),
-        )
-        .map_err(|e| RenderError::Invalid(format!("truth table: {e}")))?;
+        let table = truth
+            .table()
+            .map_err(|e| RenderError::Invalid(format!("truth table: {e}")))?;
         let colours = truth
             .game
             .players
