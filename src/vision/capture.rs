@@ -117,10 +117,25 @@ impl FrameSource {
             "video",
             videoio::VideoCapture::from_file(spec, videoio::CAP_ANY),
         )?;
-        if !cv("video", capture.is_opened())? {
+        FrameSource::from_capture(spec, "video", capture, true)
+    }
+
+    /// A source over an opened capture; `counted`: the container's frame count means
+    /// something (a file, not a live camera).
+    fn from_capture(
+        spec: &str,
+        what: &str,
+        capture: videoio::VideoCapture,
+        counted: bool,
+    ) -> Result<FrameSource, CaptureError> {
+        if !cv(what, capture.is_opened())? {
             return Err(CaptureError::VideoOpen(spec.to_string()));
         }
-        let count = capture.get(videoio::CAP_PROP_FRAME_COUNT).unwrap_or(0.0);
+        let count = if counted {
+            capture.get(videoio::CAP_PROP_FRAME_COUNT).unwrap_or(0.0)
+        } else {
+            0.0
+        };
         let fps = capture.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
         Ok(FrameSource {
             spec: spec.to_string(),
@@ -139,19 +154,7 @@ impl FrameSource {
             "webcam",
             videoio::VideoCapture::new(device, videoio::CAP_ANY),
         )?;
-        if !cv("webcam", capture.is_opened())? {
-            return Err(CaptureError::VideoOpen(spec.to_string()));
-        }
-        let fps = capture.get(videoio::CAP_PROP_FPS).unwrap_or(0.0);
-        Ok(FrameSource {
-            spec: spec.to_string(),
-            kind: Kind::Video {
-                capture,
-                next: 0,
-                frames: None,
-            },
-            fps: (fps > 0.0).then_some(fps),
-        })
+        FrameSource::from_capture(spec, "webcam", capture, false)
     }
 
     /// A source over the given image files, in this order.
