@@ -115,7 +115,13 @@ impl Sightings {
     /// facing the camera, which sweep from the top face down to the table: the fitted
     /// outline sits halfway, at half the item's thickness (plus a tag's thickness for
     /// a coin lying on a tag).
-    pub fn seen_from(mut self, camera: &nalgebra::Point3<f64>, items: &Items) -> Sightings {
+    /// `footprint` is the tags' shape (`FishFootprint::new(items)`, made once by the caller).
+    pub fn seen_from(
+        mut self,
+        camera: &nalgebra::Point3<f64>,
+        items: &Items,
+        footprint: &FishFootprint,
+    ) -> Sightings {
         let foot = Point::new(camera.x, camera.y);
         let height = camera.z;
         let lower = |p: Point, h: f64| -> Point {
@@ -124,7 +130,6 @@ impl Sightings {
             }
             foot + (p - foot) * ((height - h) / height)
         };
-        let footprint = FishFootprint::new(items);
         let placed: Vec<_> = self
             .fish
             .iter()

@@ -129,10 +129,6 @@ impl ChangeGate {
         }
     }
 
-    pub fn grid(&self) -> TopGrid {
-        self.grid
-    }
-
     /// Compares the next frame's coarse view. Before the first [`rebase`](Self::rebase)
     /// everything counts as changed.
     pub fn observe(&mut self, view: &[u8]) -> Change {

@@ -519,7 +519,7 @@ fn analyse_one(
             };
             let mut seen = watcher.look(&frame.image, &coarse_view)?;
             if let Some(camera) = &camera {
-                seen = seen.seen_from(camera, &setup.game.items);
+                seen = seen.seen_from(camera, &setup.game.items, watcher.footprint());
             }
             let dets = seen.to_frame_detections(frame.index, players, watcher.footprint());
             analysis.push(frame.index, &dets)?;
