@@ -473,6 +473,9 @@ impl Tracker {
         // Step 8: fish colour hysteresis.
         self.fish_identity(frame, &mut events);
 
+        // Step 9: a loose coin named by elimination.
+        self.name_by_elimination(&mut events);
+
         self.tracks
             .retain(|t| !matches!(t.state, TrackState::Removed(RemovalReason::MergedInto(_))));
 
@@ -1247,6 +1250,41 @@ impl Tracker {
                 });
             }
         }
+    }
+
+    /// Every player has exactly one coin (R1), so when the coins named so far leave
+    /// one player's coin unaccounted for and exactly one nameless coin has ever been
+    /// confirmed, that coin is the player's: a coin lying loose at the start of a
+    /// video is then known without a start state. With two or more unaccounted for,
+    /// nothing is guessed.
+    fn name_by_elimination(&mut self, events: &mut Vec<TrackEvent>) {
+        let mut nameless = (0..self.tracks.len()).filter(|&i| {
+            let t = &self.tracks[i];
+            t.kind == ItemKind::Coin
+                && t.item.is_none()
+                && !matches!(
+                    t.state,
+                    TrackState::Tentative
+                        | TrackState::Removed(
+                            RemovalReason::Unconfirmed | RemovalReason::MergedInto(_)
+                        )
+                )
+        });
+        let (Some(i), None) = (nameless.next(), nameless.next()) else {
+            return;
+        };
+        let mut unclaimed = (0..self.cfg.players)
+            .map(ItemId::coin)
+            .filter(|&id| !self.tracks.iter().any(|t| t.item == Some(id)));
+        let (Some(id), None) = (unclaimed.next(), unclaimed.next()) else {
+            return;
+        };
+        self.tracks[i].item = Some(id);
+        events.push(TrackEvent::IdentityChanged {
+            track: self.tracks[i].id,
+            from: None,
+            to: id,
+        });
     }
 
     /// An identified coin that vanished (not known to be hidden) and could have
