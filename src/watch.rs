@@ -231,24 +231,37 @@ fn changed_box(
 ) -> Option<MmBox> {
     let (w, h) = (grid.width, grid.height);
     let n = (w * h * 3).min(before.len()).min(after.len());
+    // Pixels whose three channels are all there.
+    let pixels = n / 3;
     mask.clear();
-    mask.resize(n, 0);
-    // Byte by byte, in a loop simple enough to vectorise; channels are joined after.
-    let mut any = 0u8;
-    for ((m, &a), &b) in mask.iter_mut().zip(&before[..n]).zip(&after[..n]) {
-        *m = (a.abs_diff(b) > threshold) as u8;
-        any |= *m;
-    }
-    if any == 0 {
-        return None;
-    }
-    for i in 0..n / 3 {
-        mask[i] = mask[3 * i] | mask[3 * i + 1] | mask[3 * i + 2];
-    }
-    mask.truncate(n / 3);
     mask.resize(w * h, 0);
-    let (mut u0, mut u1, mut v0, mut v1) = (usize::MAX, 0, usize::MAX, 0);
+    // Most rows of most frames hold no change: a row is first screened with one
+    // vectorised pass (the largest difference in it), and only a row over the
+    // threshold gets its per-pixel mask and neighbour test.
+    let mut changed_rows = Vec::new();
     for v in 0..h {
+        let (p0, p1) = (v * w, ((v + 1) * w).min(pixels));
+        if p0 >= p1 {
+            break;
+        }
+        let (a, b) = (&before[3 * p0..3 * p1], &after[3 * p0..3 * p1]);
+        let largest = a
+            .iter()
+            .zip(b)
+            .fold(0u8, |m, (&x, &y)| m.max(x.abs_diff(y)));
+        if largest <= threshold {
+            continue;
+        }
+        changed_rows.push(v);
+        for (m, (pa, pb)) in mask[p0..p1]
+            .iter_mut()
+            .zip(a.chunks_exact(3).zip(b.chunks_exact(3)))
+        {
+            *m = pa.iter().zip(pb).any(|(&x, &y)| x.abs_diff(y) > threshold) as u8;
+        }
+    }
+    let (mut u0, mut u1, mut v0, mut v1) = (usize::MAX, 0, usize::MAX, 0);
+    for &v in &changed_rows {
         for u in 0..w {
             if mask[v * w + u] == 0 {
                 continue;
@@ -447,6 +460,71 @@ mod tests {
             (b.max.y - 51.0).abs() < 1e-9 && (b.min.y - 41.0).abs() < 1e-9,
             "{b:?}"
         );
+    }
+
+    /// The change test written plainly (every pixel, every neighbour): the screened
+    /// version must find the same box.
+    fn changed_box_plainly(grid: &TopGrid, before: &[u8], after: &[u8], t: u8) -> Option<MmBox> {
+        let (w, h) = (grid.width, grid.height);
+        let n = (w * h * 3).min(before.len()).min(after.len());
+        let at = |u: usize, v: usize| -> u32 {
+            let p = v * w + u;
+            (3 * p + 2 < n && (0..3).any(|c| before[3 * p + c].abs_diff(after[3 * p + c]) > t))
+                as u32
+        };
+        let mut found: Option<(usize, usize, usize, usize)> = None;
+        for v in 0..h {
+            for u in 0..w {
+                let around: u32 = (v.saturating_sub(1)..(v + 2).min(h))
+                    .flat_map(|vv| (u.saturating_sub(1)..(u + 2).min(w)).map(move |uu| (uu, vv)))
+                    .map(|(uu, vv)| at(uu, vv))
+                    .sum();
+                if at(u, v) == 1 && around >= 2 {
+                    let (a, b, c, d) = found.unwrap_or((u, u, v, v));
+                    found = Some((a.min(u), b.max(u), c.min(v), d.max(v)));
+                }
+            }
+        }
+        let (u0, u1, v0, v1) = found?;
+        let a = grid.table_from_px(u0 as f64 - 0.5, v0 as f64 - 0.5);
+        let b = grid.table_from_px(u1 as f64 + 0.5, v1 as f64 + 0.5);
+        Some(MmBox {
+            min: Point::new(a.x.min(b.x), a.y.min(b.y)),
+            max: Point::new(a.x.max(b.x), a.y.max(b.y)),
+        })
+    }
+
+    #[test]
+    fn the_screened_change_test_finds_what_the_plain_one_does() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let g = grid();
+        let mut mask = Vec::new();
+        for case in 0..300 {
+            let before: Vec<u8> = (0..60 * 40 * 3)
+                .map(|_| rng.random_range(90..110))
+                .collect();
+            let mut after = before.clone();
+            // A few changed bytes, lone or in clumps, anywhere (edges included).
+            for _ in 0..rng.random_range(0..6) {
+                let (u, v) = (rng.random_range(0..60), rng.random_range(0..40));
+                let side = rng.random_range(1..4);
+                for vv in v..(v + side).min(40) {
+                    for uu in u..(u + side).min(60) {
+                        after[3 * (vv * 60 + uu) + rng.random_range(0..3)] = 250;
+                    }
+                }
+            }
+            // Sometimes a view cut short, as a truncated buffer would be.
+            let cut = if case % 7 == 0 {
+                rng.random_range(1..after.len())
+            } else {
+                after.len()
+            };
+            let got = changed_box(&g, &before, &after[..cut], 28, &mut mask);
+            let want = changed_box_plainly(&g, &before, &after[..cut], 28);
+            assert_eq!(got, want, "case {case}");
+        }
     }
 
     #[test]
