@@ -15,14 +15,101 @@ use crate::track::motion::{stopping_distance, time_since_start, time_to_cover};
 use crate::track::{edge_crossing, RemovalReason, TrackFrame, TrackId, TrackState, TrackedItem};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The fastest speed among confirmed on-table items seen now or within two frames.
-pub(crate) fn fastest_on_table(tf: &TrackFrame, _recent_only: bool) -> f64 {
-    tf.items
-        .iter()
-        .filter(|t| t.state.on_table())
-        .filter(|t| t.seen || t.last_seen.is_some_and(|s| tf.frame.saturating_sub(s) <= 2))
-        .map(|t| t.velocity_mm_s.norm())
-        .fold(0.0, f64::max)
+/// How fast the items on the table move in the newest frame of a history.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Motion {
+    /// The fastest point of any item: the filter's centre speed plus the turning
+    /// speed × the footprint's reach (for the rest test).
+    pub speed_mm_s: f64,
+    /// The fastest point of any seen item, from its seen poses over the motion
+    /// window: distance covered / time (for the start test; the filter's speed lags
+    /// a gentle push and knows nothing of turning).
+    pub covered_mm_s: f64,
+}
+
+/// The motion of the confirmed on-table items seen in the newest frame of
+/// `history` or within two frames before it.
+pub(crate) fn fastest_on_table(cfg: &ShotConfig, history: &[TrackFrame]) -> Motion {
+    let Some(tf) = history.last() else {
+        return Motion::default();
+    };
+    let window = cfg.motion_window();
+    let reach = cfg.footprint.reach();
+    let mut m = Motion::default();
+    for t in tf.items.iter().filter(|t| t.state.on_table()) {
+        if !(t.seen || t.last_seen.is_some_and(|s| tf.frame.saturating_sub(s) <= 2)) {
+            continue;
+        }
+        let v = t.velocity_mm_s.norm();
+        let mut speed = v;
+        if t.seen {
+            if let Some(w) = windowed(cfg, history, t, window) {
+                let turn = if t.kind == ItemKind::Fish {
+                    w.turn_rad.abs() * reach
+                } else {
+                    0.0
+                };
+                speed += turn / w.span_s;
+                m.covered_mm_s = m.covered_mm_s.max((w.moved_mm + turn) / w.span_s);
+            }
+        }
+        m.speed_mm_s = m.speed_mm_s.max(speed);
+    }
+    m
+}
+
+/// A track's change between its newest sighting and the last one at least
+/// `window` frames before it.
+struct Windowed {
+    span_s: f64,
+    moved_mm: f64,
+    /// Summed over the sightings in between, each step wrapped, misreads left out.
+    turn_rad: f64,
+}
+
+fn windowed(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    now: &TrackedItem,
+    window: FrameIdx,
+) -> Option<Windowed> {
+    let last = history.last()?;
+    // Sightings older than a few windows say nothing about the motion now.
+    let oldest = last.frame.saturating_sub(4 * window);
+    let mut turn = 0.0;
+    let (mut f_next, mut th_next) = (last.frame, now.pose.angle());
+    for tf in history.iter().rev().skip(1) {
+        if tf.frame < oldest {
+            break;
+        }
+        let Some(t) = tf.items.iter().find(|x| x.track == now.track && x.seen) else {
+            continue;
+        };
+        let dt = (f_next - tf.frame) as f64 / cfg.fps;
+        let step = wrap_angle(th_next - t.pose.angle());
+        if step.abs() <= cfg.max_turn_rad(dt) {
+            turn += step;
+        }
+        (f_next, th_next) = (tf.frame, t.pose.angle());
+        if last.frame - tf.frame >= window {
+            return Some(Windowed {
+                span_s: (last.frame - tf.frame) as f64 / cfg.fps,
+                moved_mm: dist(&now.pose, &t.pose),
+                turn_rad: turn,
+            });
+        }
+    }
+    None
+}
+
+/// An angle difference wrapped into (-π, π].
+fn wrap_angle(a: f64) -> f64 {
+    let r = a.rem_euclid(std::f64::consts::TAU);
+    if r > std::f64::consts::PI {
+        r - std::f64::consts::TAU
+    } else {
+        r
+    }
 }
 
 /// A coin in a hole that starts this many frames before or after its fish is

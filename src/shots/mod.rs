@@ -19,12 +19,23 @@
 //!   `violations` are left empty for the rules engine.
 //!
 //! # Decisions
-//! - A shot starts when an on-table item moves faster than `flick_speed_mm_s`; the
-//!   flick frame is the first frame any item left its resting pose, walked back
-//!   through the history; an item hidden (under the hand) when it started is
-//!   back-extrapolated with the friction model from where it reappeared.
-//! - A shot rests when no item that is seen (or was seen within two frames) moves
-//!   faster than `still_speed_mm_s` for `still_s`; the rest frame is the first still one.
+//! - Motion is the speed of an item's fastest point: the hole centre's speed plus
+//!   |turning speed| × the footprint's reach (a fish turning about its hole moves its
+//!   tail many mm while its hole barely moves). The turning speed is measured over
+//!   [`ShotConfig::motion_window`] frames of seen angles, long enough that the
+//!   angle jitter of a resting tag stays under `still_speed_mm_s`.
+//! - A shot starts when an on-table item's fastest point has covered, over that
+//!   window of seen poses, more than `flick_speed_mm_s` would: by default the
+//!   slowest launch that slides an item farther than a disturbance
+//!   (√(2 · friction · `disturb_mm`)). The flick frame is the last frame before any
+//!   item left its resting pose (the frame the flick was struck in, as the
+//!   simulator's truth counts it), walked back through the history; an item
+//!   hidden (under the hand) when it started is back-extrapolated with the
+//!   friction model from where it reappeared, and its guess does not precede an
+//!   item seen to start unless it was seen moving first.
+//! - A shot rests when no item that is seen (or was seen within two frames) has its
+//!   fastest point moving faster than `still_speed_mm_s` for `still_s`; the rest
+//!   frame is the first still one.
 //! - An item on the table at the flick and nowhere at rest that was not seen leaving
 //!   is judged from its last sighting: if its path under friction ends under a fish
 //!   at rest, it is stacked under that fish; if the path leaves the table within its
@@ -50,9 +61,10 @@ pub struct ShotConfig {
     /// Sliding friction (constant deceleration), mm/s², for back- and forward
     /// extrapolation of unseen motion.
     pub friction_decel_mm_s2: f64,
-    /// An on-table item moving faster than this starts a shot.
+    /// An on-table item whose fastest point moves faster than this (measured over
+    /// [`ShotConfig::motion_window`]) starts a shot.
     pub flick_speed_mm_s: f64,
-    /// An item counts as at rest below this speed.
+    /// An item counts as at rest while its fastest point moves slower than this.
     pub still_speed_mm_s: f64,
     /// How long everything must stay still for a shot to end.
     pub still_s: f64,
@@ -66,44 +78,77 @@ pub struct ShotConfig {
     pub disturb_mm: f64,
     /// A shot still moving after this long is cut anyway (with a note).
     pub max_shot_s: f64,
+    /// The fastest an item is expected to move; a seen angle that turns faster
+    /// than this allows is a misread (a tag seen the wrong way round), not motion.
+    pub max_speed_mm_s: f64,
 }
 
 impl ShotConfig {
     pub fn new(fps: f64, table: Table, items: &Items) -> ShotConfig {
+        let friction_decel_mm_s2 = 2000.0;
+        let disturb_mm = 3.0;
         ShotConfig {
             fps,
             table,
             footprint: FishFootprint::new(items),
             coin_radius: items.coin.radius,
-            friction_decel_mm_s2: 2000.0,
-            flick_speed_mm_s: 250.0,
+            friction_decel_mm_s2,
+            flick_speed_mm_s: slowest_flick_mm_s(friction_decel_mm_s2, disturb_mm),
             still_speed_mm_s: 40.0,
             still_s: 0.3,
             start_dev_mm: 1.5,
             hole_tolerance_mm: 1.5,
             stack_overlap_mm: 2.0,
-            disturb_mm: 3.0,
+            disturb_mm,
             max_shot_s: 20.0,
+            max_speed_mm_s: 3000.0,
         }
     }
 
     /// The same table, items, fps and friction as the tracker.
     pub fn from_tracker(t: &TrackerConfig) -> ShotConfig {
+        let base = ShotConfig::new(t.fps, t.table.clone(), &Items::default_set());
         ShotConfig {
             fps: t.fps,
             table: t.table.clone(),
             footprint: t.footprint.clone(),
             coin_radius: t.coin_radius,
             friction_decel_mm_s2: t.friction_decel_mm_s2,
+            flick_speed_mm_s: slowest_flick_mm_s(t.friction_decel_mm_s2, base.disturb_mm),
             still_speed_mm_s: t.still_speed_mm_s,
             hole_tolerance_mm: t.hole_tolerance_mm,
-            ..ShotConfig::new(t.fps, t.table.clone(), &Items::default_set())
+            max_speed_mm_s: t.max_speed_mm_s,
+            ..base
         }
+    }
+
+    /// How far the fastest point of a resting item can seem to move between two
+    /// sightings: each may be off by up to `start_dev_mm`, in opposite directions.
+    pub fn jitter_mm(&self) -> f64 {
+        2.0 * self.start_dev_mm
+    }
+
+    /// Frames over which motion is measured from seen poses: enough that the jitter
+    /// of a resting item, spread over them, stays under `still_speed_mm_s`.
+    pub fn motion_window(&self) -> u64 {
+        let frames = self.jitter_mm() * self.fps / self.still_speed_mm_s.max(1e-9);
+        (frames.ceil() as u64).max(1)
+    }
+
+    /// The largest turn between two sightings `dt` apart that can be real.
+    fn max_turn_rad(&self, dt: f64) -> f64 {
+        self.max_speed_mm_s * dt / self.footprint.reach().max(1e-9)
     }
 
     fn frames(&self, seconds: f64) -> u64 {
         (seconds * self.fps).round().max(1.0) as u64
     }
+}
+
+/// The slowest launch that makes an item slide farther than `distance_mm` under
+/// `friction_mm_s2` (v² = 2ad): anything slower is a nudge, not a flick.
+fn slowest_flick_mm_s(friction_mm_s2: f64, distance_mm: f64) -> f64 {
+    (2.0 * friction_mm_s2 * distance_mm).sqrt()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -180,11 +225,12 @@ impl ShotCutter {
     /// Takes the next frame; returns a shot when this frame completes its rest window.
     pub fn push(&mut self, tf: TrackFrame) -> Option<Shot> {
         let frame = tf.frame;
-        let moving = judge::fastest_on_table(&tf, true);
         self.history.push(tf);
+        let motion = judge::fastest_on_table(&self.cfg, &self.history);
+        let moving = motion.speed_mm_s;
         match self.phase {
             Phase::Waiting => {
-                if moving >= self.cfg.flick_speed_mm_s {
+                if motion.covered_mm_s >= self.cfg.flick_speed_mm_s {
                     self.phase = Phase::InShot {
                         trigger: frame,
                         quiet_since: None,
