@@ -166,14 +166,43 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// When a track left its resting pose (frame) and that pose, or `None` if it did
-/// not move.
+/// How far the fastest point of an item moved between two poses: the hole centre's
+/// displacement, and the turn × the footprint's reach for a fish (a fish turning
+/// about its hole swings its tail far while the hole stays put).
+fn fastest_point_moved(cfg: &ShotConfig, a: &Pose, b: &Pose) -> (f64, f64) {
+    let turn = match (a.theta, b.theta) {
+        (Some(x), Some(y)) => wrap_angle(y - x).abs() * cfg.footprint.reach(),
+        _ => 0.0,
+    };
+    (dist(a, b), turn)
+}
+
+/// Whether a pose has left a resting pose: its centre moved beyond the noise, or
+/// its tail swung farther than a resting tag's angle jitter can make it seem to.
+fn left_pose(cfg: &ShotConfig, rest: &Pose, p: &Pose) -> bool {
+    let (moved, turn) = fastest_point_moved(cfg, rest, p);
+    moved > cfg.start_dev_mm || turn > cfg.jitter_mm()
+}
+
+/// When a track started to move.
+#[derive(Debug, Clone, Copy)]
+struct Start {
+    /// The last frame before it left its resting pose (the frame the flick was
+    /// struck in), or the friction model's guess if it was unseen then.
+    frame: FrameIdx,
+    /// The resting pose it left.
+    pose: Pose,
+    /// Unseen when it started: the first frame it was seen moved.
+    hidden_until: Option<FrameIdx>,
+}
+
+/// When a track left its resting pose and that pose, or `None` if it did not move.
 fn start_frame(
     cfg: &ShotConfig,
     history: &[TrackFrame],
     s: &Series<'_>,
     trigger: FrameIdx,
-) -> Option<(FrameIdx, Pose)> {
+) -> Option<Start> {
     // The latest entry before the trigger where it was on the table and at rest.
     // …and stayed put over the two entries before it (speeds lag; positions don't).
     let ref_pos = (0..s.len()).rev().find(|&k| {
@@ -183,29 +212,49 @@ fn start_frame(
             && t.velocity_mm_s.norm() < cfg.still_speed_mm_s
             && s[k.saturating_sub(2)..k]
                 .iter()
-                .all(|(_, o)| o.state.on_table() && dist(&o.pose, &t.pose) <= cfg.start_dev_mm)
+                .all(|(_, o)| o.state.on_table() && !left_pose(cfg, &t.pose, &o.pose))
     })?;
     let (rh, rt) = s[ref_pos];
-    let p_ref = rt.pose;
+    let mut p_ref = rt.pose;
+    // One sighting's angle may be off by a degree or two: the resting angle is the
+    // median of the sightings around it that agree with it.
+    if let Some(th) = rt.pose.theta {
+        let near: Vec<f64> = s[ref_pos.saturating_sub(4)..=ref_pos]
+            .iter()
+            .filter(|(_, o)| o.seen && o.state.on_table() && !left_pose(cfg, &rt.pose, &o.pose))
+            .filter_map(|(_, o)| o.pose.theta.map(|x| th + wrap_angle(x - th)))
+            .collect();
+        if !near.is_empty() {
+            p_ref.theta = Some(median(near));
+        }
+    }
     let f_ref_seen = if rt.seen {
         history[rh].frame
     } else {
         rt.last_seen.unwrap_or(history[rh].frame)
     };
+    // An item cannot come back onto the table by itself: a sighting off it followed
+    // by one on it was a misread (another blob taken for it), not where it went.
+    let back_on = s.iter().rposition(|(_, t)| t.seen && t.state.on_table());
     let seen: Vec<(FrameIdx, Pose)> = s
         .iter()
+        .enumerate()
+        .filter(|(i, (_, t))| t.state.on_table() || back_on.is_none_or(|b| *i > b))
+        .map(|(_, e)| e)
         .filter(|(h, t)| t.seen && history[*h].frame > f_ref_seen)
         .map(|(h, t)| (history[*h].frame, t.pose))
         .collect();
     let k = (0..seen.len()).find(|&k| {
-        dist(&seen[k].1, &p_ref) > cfg.start_dev_mm
-            && seen
-                .get(k + 1)
-                .is_none_or(|n| dist(&n.1, &p_ref) > cfg.start_dev_mm)
+        left_pose(cfg, &p_ref, &seen[k].1)
+            && seen.get(k + 1).is_none_or(|n| left_pose(cfg, &p_ref, &n.1))
     })?;
     let (f1, p1) = seen[k];
     if f1 <= f_ref_seen + 1 {
-        return Some((f1, p_ref));
+        return Some(Start {
+            frame: f1 - 1,
+            pose: p_ref,
+            hidden_until: None,
+        });
     }
     // Unseen between its last resting sighting and f1 (a hand over it): go back
     // from where it reappeared with the friction model.
@@ -223,8 +272,13 @@ fn start_frame(
         0.0
     };
     let t0 = f1 as f64 / cfg.fps - t;
-    let est = (t0 * cfg.fps).floor() as i64 + 1;
-    Some(((est.max(f_ref_seen as i64 + 1) as u64).min(f1), p_ref))
+    // The frame the strike fell in: the last one whose instant is not after it.
+    let est = (t0 * cfg.fps).floor() as i64;
+    Some(Start {
+        frame: (est.max(f_ref_seen as i64) as u64).min(f1 - 1),
+        pose: p_ref,
+        hidden_until: Some(f1),
+    })
 }
 
 /// Index of the last history frame at or before `frame`.
@@ -328,18 +382,36 @@ pub(crate) fn judge(
 
     // Flick: the earliest start among all tracks; first mover: that track (fish win ties).
     let mut rest_pose: BTreeMap<TrackId, Pose> = BTreeMap::new();
-    let mut starts: Vec<(FrameIdx, bool, TrackId)> = all
+    let found: Vec<(Start, bool, TrackId)> = all
         .iter()
         .filter_map(|(id, s)| {
-            let (f, p) = start_frame(cfg, history, s, trigger)?;
-            rest_pose.insert(*id, p);
+            let st = start_frame(cfg, history, s, trigger)?;
+            rest_pose.insert(*id, st.pose);
             Some((
-                f,
+                st,
                 s.last().is_some_and(|(_, t)| t.kind == ItemKind::Coin),
                 *id,
             ))
         })
-        .filter(|(f, _, _)| *f <= rest)
+        .filter(|(st, _, _)| st.frame <= rest)
+        .collect();
+    // A start guessed for an item unseen at the time (a coin in the shadow of the
+    // hand, say) is only as early as the evidence: if an item was seen to set off
+    // before the hidden one was seen moved, the hidden one set off no earlier.
+    let first_seen = found
+        .iter()
+        .filter(|(st, _, _)| st.hidden_until.is_none())
+        .map(|(st, _, _)| st.frame)
+        .min();
+    let mut starts: Vec<(FrameIdx, bool, TrackId)> = found
+        .iter()
+        .map(|(st, is_coin, id)| {
+            let f = match (st.hidden_until, first_seen) {
+                (Some(f1), Some(fs)) if f1 > fs => st.frame.max(fs),
+                _ => st.frame,
+            };
+            (f, *is_coin, *id)
+        })
         .collect();
     starts.sort();
     let flick = starts.first().map(|s| s.0).unwrap_or(trigger).min(trigger);
