@@ -281,6 +281,27 @@ fn start_frame(
     })
 }
 
+/// Whether anything that moved since `trigger` is seen to lie somewhere at rest:
+/// an item that left its resting pose and was seen from `rest` on, or one that left
+/// the table. When every "mover" stays unseen through the whole rest window, what
+/// moved were misreads of tags under a hand or arm, not a flick.
+pub(crate) fn movers_seen(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    trigger: FrameIdx,
+    rest: FrameIdx,
+) -> bool {
+    series(history).values().any(|s| {
+        let left = s.iter().any(|(h, t)| {
+            history[*h].frame >= trigger
+                && matches!(t.state, TrackState::Removed(RemovalReason::OffTable { .. }))
+        });
+        left || (start_frame(cfg, history, s, trigger).is_some()
+            && s.iter()
+                .any(|(h, t)| t.seen && t.state.on_table() && history[*h].frame >= rest))
+    })
+}
+
 /// Index of the last history frame at or before `frame`.
 fn at_or_before(history: &[TrackFrame], frame: FrameIdx) -> usize {
     history

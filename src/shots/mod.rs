@@ -35,7 +35,8 @@
 //!   item seen to start unless it was seen moving first.
 //! - A shot rests when no item that is seen (or was seen within two frames) has its
 //!   fastest point moving faster than `still_speed_mm_s` for `still_s`; the rest
-//!   frame is the first still one.
+//!   frame is the first still one. If nothing that moved is seen at rest (nor left
+//!   the table), the "motion" was tags misread under a hand or arm: no shot.
 //! - An item on the table at the flick and nowhere at rest that was not seen leaving
 //!   is judged from its last sighting: if its path under friction ends under a fish
 //!   at rest, it is stacked under that fish; if the path leaves the table within its
@@ -255,6 +256,12 @@ impl ShotCutter {
                 let still = self.cfg.frames(self.cfg.still_s);
                 if let Some(q) = quiet_since {
                     if frame + 1 >= q + still {
+                        if !judge::movers_seen(&self.cfg, &self.history, trigger, q) {
+                            // Nothing seen to have gone anywhere: not a shot; the
+                            // interlude goes on.
+                            self.phase = Phase::Waiting;
+                            return None;
+                        }
                         return Some(self.emit(trigger, q, None));
                     }
                 }
