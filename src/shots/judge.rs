@@ -18,6 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 /// How fast the items on the table move in the newest frame of a history.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct Motion {
+    /// The fastest hole centre (or coin), by the filter's speed.
+    pub centre_mm_s: f64,
     /// The fastest point of any item: the filter's centre speed plus the turning
     /// speed × the footprint's reach (for the rest test).
     pub speed_mm_s: f64,
@@ -42,18 +44,22 @@ pub(crate) fn fastest_on_table(cfg: &ShotConfig, history: &[TrackFrame]) -> Moti
         }
         let v = t.velocity_mm_s.norm();
         let mut speed = v;
+        let tail = |w: &Windowed| match t.kind {
+            ItemKind::Fish => w.turn_rad.abs() * reach,
+            ItemKind::Coin => 0.0,
+        };
         if t.seen {
             if let Some(w) = windowed(cfg, history, t, window) {
-                let turn = if t.kind == ItemKind::Fish {
-                    w.turn_rad.abs() * reach
-                } else {
-                    0.0
-                };
-                speed += turn / w.span_s;
-                m.covered_mm_s = m.covered_mm_s.max((w.moved_mm + turn) / w.span_s);
+                m.covered_mm_s = m.covered_mm_s.max((w.moved_mm + tail(&w)) / w.span_s);
+            }
+            // Twice as long for the rest test: the tail's jitter then takes at most
+            // half of `still_speed_mm_s`, the filter's centre speed the other half.
+            if let Some(w) = windowed(cfg, history, t, 2 * window) {
+                speed += tail(&w) / w.span_s;
             }
         }
         m.speed_mm_s = m.speed_mm_s.max(speed);
+        m.centre_mm_s = m.centre_mm_s.max(v);
     }
     m
 }
@@ -300,6 +306,60 @@ pub(crate) fn movers_seen(
             && s.iter()
                 .any(|(h, t)| t.seen && t.state.on_table() && history[*h].frame >= rest))
     })
+}
+
+/// When the tails stopped swinging in a shot whose motion test went quiet at
+/// `quiet`: the turning speed is measured over a window and lags, so this is the
+/// frame after the last sighting whose angle was off, by more than the jitter at
+/// the tail, from the angle it lies at since `quiet` (`trigger` if none was).
+pub(crate) fn tails_settled(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    trigger: FrameIdx,
+    quiet: FrameIdx,
+) -> FrameIdx {
+    let mut rest = trigger;
+    for s in series(history).values() {
+        let window: Vec<Pose> = s
+            .iter()
+            .filter(|(h, t)| t.seen && t.state.on_table() && history[*h].frame >= quiet)
+            .map(|(_, t)| t.pose)
+            .collect();
+        let Some(first) = window.first() else {
+            continue;
+        };
+        let x = median(window.iter().map(|p| p.x).collect());
+        let y = median(window.iter().map(|p| p.y).collect());
+        let end = match first.theta {
+            Some(th) => Pose::fish(
+                x,
+                y,
+                median(
+                    window
+                        .iter()
+                        .map(|p| th + wrap_angle(p.angle() - th))
+                        .collect(),
+                ),
+            ),
+            None => Pose::coin(x, y),
+        };
+        // The last sighting before `quiet` that is away from where it lies now.
+        let away = s
+            .iter()
+            .filter(|(h, t)| {
+                let f = history[*h].frame;
+                t.seen && f >= trigger && f < quiet
+            })
+            .filter(|(_, t)| {
+                t.state.on_table() && fastest_point_moved(cfg, &end, &t.pose).1 > cfg.jitter_mm()
+            })
+            .map(|(h, _)| history[*h].frame)
+            .max();
+        if let Some(f) = away {
+            rest = rest.max(f + 1);
+        }
+    }
+    rest
 }
 
 /// Index of the last history frame at or before `frame`.

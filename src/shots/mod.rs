@@ -22,8 +22,10 @@
 //! - Motion is the speed of an item's fastest point: the hole centre's speed plus
 //!   |turning speed| × the footprint's reach (a fish turning about its hole moves its
 //!   tail many mm while its hole barely moves). The turning speed is measured over
-//!   [`ShotConfig::motion_window`] frames of seen angles, long enough that the
-//!   angle jitter of a resting tag stays under `still_speed_mm_s`.
+//!   seen angles across twice [`ShotConfig::motion_window`] frames, long enough
+//!   that the angle jitter of a resting tag's tail stays under half
+//!   `still_speed_mm_s`; a step that turns faster than `max_speed_mm_s` allows is
+//!   a misread, left out.
 //! - A shot starts when an on-table item's fastest point has covered, over that
 //!   window of seen poses, more than `flick_speed_mm_s` would: by default the
 //!   slowest launch that slides an item farther than a disturbance
@@ -44,6 +46,8 @@
 //!   Each such decision adds a note with how sure it is.
 
 mod judge;
+#[cfg(test)]
+mod tests;
 
 use crate::config::Items;
 use crate::geometry::{FishFootprint, Table};
@@ -158,6 +162,9 @@ enum Phase {
     InShot {
         trigger: FrameIdx,
         quiet_since: Option<FrameIdx>,
+        /// Since when the hole centres alone are still (no lag from the turning
+        /// speed's window).
+        centres_quiet_since: Option<FrameIdx>,
     },
 }
 
@@ -235,6 +242,7 @@ impl ShotCutter {
                     self.phase = Phase::InShot {
                         trigger: frame,
                         quiet_since: None,
+                        centres_quiet_since: None,
                     };
                 }
                 None
@@ -242,16 +250,22 @@ impl ShotCutter {
             Phase::InShot {
                 trigger,
                 quiet_since,
+                centres_quiet_since,
             } => {
-                let quiet = moving < self.cfg.still_speed_mm_s;
-                let quiet_since = match (quiet, quiet_since) {
+                let since = |quiet: bool, q: Option<FrameIdx>| match (quiet, q) {
                     (false, _) => None,
                     (true, None) => Some(frame),
                     (true, q) => q,
                 };
+                let quiet_since = since(moving < self.cfg.still_speed_mm_s, quiet_since);
+                let centres_quiet_since = since(
+                    motion.centre_mm_s < self.cfg.still_speed_mm_s,
+                    centres_quiet_since,
+                );
                 self.phase = Phase::InShot {
                     trigger,
                     quiet_since,
+                    centres_quiet_since,
                 };
                 let still = self.cfg.frames(self.cfg.still_s);
                 if let Some(q) = quiet_since {
@@ -262,7 +276,11 @@ impl ShotCutter {
                             self.phase = Phase::Waiting;
                             return None;
                         }
-                        return Some(self.emit(trigger, q, None));
+                        // The turning speed's window lags: rest is when the centres
+                        // stopped and every tail had stopped swinging.
+                        let turned = judge::tails_settled(&self.cfg, &self.history, trigger, q);
+                        let rest = centres_quiet_since.unwrap_or(q).max(turned).min(q);
+                        return Some(self.emit(trigger, rest, None));
                     }
                 }
                 if frame.saturating_sub(trigger) > self.cfg.frames(self.cfg.max_shot_s) {
@@ -282,6 +300,7 @@ impl ShotCutter {
         let Phase::InShot {
             trigger,
             quiet_since,
+            ..
         } = self.phase
         else {
             return None;

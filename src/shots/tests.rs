@@ -1,0 +1,155 @@
+//! The cutter on synthetic track streams: turning counts as motion, angle jitter
+//! of a resting tag does not.
+
+use super::{ShotConfig, ShotCutter};
+use crate::config::Items;
+use crate::geometry::{Table, Vector};
+use crate::model::{FrameIdx, ItemId, ItemKind, Pose};
+use crate::record::Shot;
+use crate::track::{TrackFrame, TrackId, TrackState, TrackedItem};
+
+/// Deterministic noise in [-1, 1].
+struct Noise(u64);
+
+impl Noise {
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    }
+}
+
+/// One fish (and a coin beside it) as the tracker would report them: `true_pose`
+/// gives the true pose per frame; the seen pose carries jitter of `angle_deg`
+/// and `centre_mm`, and the velocity is the seen centre's change.
+fn stream(
+    fps: f64,
+    frames: FrameIdx,
+    angle_deg: f64,
+    centre_mm: f64,
+    true_pose: impl Fn(FrameIdx) -> Pose,
+) -> Vec<TrackFrame> {
+    let mut noise = Noise(7);
+    let mut out = Vec::new();
+    let mut prev: Option<Pose> = None;
+    for f in 0..frames {
+        let p = true_pose(f);
+        let seen = Pose::fish(
+            p.x + centre_mm * noise.next(),
+            p.y + centre_mm * noise.next(),
+            p.angle() + angle_deg.to_radians() * noise.next(),
+        );
+        // The tracker's filter: the true velocity, with a little of the jitter.
+        let v = prev.map_or(Vector::zeros(), |q| (p.point() - q.point()) * fps)
+            + Vector::new(noise.next(), noise.next()) * (10.0 * centre_mm);
+        prev = Some(p);
+        let item = |track: u32, id: ItemId, kind: ItemKind, pose: Pose, v: Vector| TrackedItem {
+            track: TrackId(track),
+            item: Some(id),
+            kind,
+            state: TrackState::Tracked,
+            pose,
+            velocity_mm_s: v,
+            seen: true,
+            last_seen: Some(f),
+            hidden_by: None,
+            partly_hidden: false,
+        };
+        let coin = Pose::coin(
+            700.0 + centre_mm * noise.next(),
+            300.0 + centre_mm * noise.next(),
+        );
+        out.push(TrackFrame {
+            frame: f,
+            items: vec![
+                item(0, ItemId::fish(0), ItemKind::Fish, seen, v),
+                item(1, ItemId::coin(1), ItemKind::Coin, coin, Vector::zeros()),
+            ],
+            occluders: Vec::new(),
+            events: Vec::new(),
+        });
+    }
+    out
+}
+
+fn cut(fps: f64, frames: Vec<TrackFrame>) -> Vec<Shot> {
+    let cfg = ShotConfig::new(fps, Table::rectangle(1000.0, 700.0), &Items::default_set());
+    let mut cutter = ShotCutter::new(cfg);
+    let mut shots: Vec<Shot> = frames.into_iter().filter_map(|f| cutter.push(f)).collect();
+    shots.extend(cutter.finish());
+    shots
+}
+
+/// A fish struck in frame `struck` turns 20° about its hole, slowing to a stop,
+/// while its hole drifts under 2 mm.
+fn turning(fps: f64, struck: FrameIdx) -> impl Fn(FrameIdx) -> Pose {
+    // Constant angular deceleration: 20° covered in `stop_s`.
+    let total = 20f64.to_radians();
+    let stop_s = 0.2;
+    move |f| {
+        let t = ((f as f64 - struck as f64) / fps).clamp(0.0, stop_s);
+        let u = 1.0 - (1.0 - t / stop_s).powi(2);
+        Pose::fish(500.0 + 1.5 * u, 300.0, 0.3 + total * u)
+    }
+}
+
+#[test]
+fn a_fish_turning_about_its_hole_makes_one_shot_with_its_flick_frame() {
+    for fps in [30.0, 60.0] {
+        let struck = (1.0 * fps) as FrameIdx;
+        let frames = stream(fps, (3.0 * fps) as FrameIdx, 1.0, 0.3, turning(fps, struck));
+        let shots = cut(fps, frames);
+        assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
+        let s = &shots[0];
+        assert!(
+            s.flick_frame.abs_diff(struck) <= 1,
+            "{fps} fps: flick {} vs struck {struck}",
+            s.flick_frame
+        );
+        assert_eq!(s.first_moved, Some(ItemId::fish(0)));
+        // It turns for 0.2 s: rest comes near the end of that (its last few frames
+        // swing the tail less than the angle jitter), not while the tail still
+        // swings far — the centre alone is still from the first frame.
+        let stops = struck + (0.2 * fps) as FrameIdx;
+        let (early, late) = ((0.1 * fps) as FrameIdx, (0.15 * fps) as FrameIdx);
+        assert!(
+            s.rest_frame + early >= stops && s.rest_frame <= stops + late,
+            "{fps} fps: rest {} vs stop {stops}",
+            s.rest_frame
+        );
+        let turned = s.end[&ItemId::fish(0)].angle() - s.start[&ItemId::fish(0)].angle();
+        assert!((turned.to_degrees() - 20.0).abs() < 2.0, "turned {turned}");
+    }
+}
+
+#[test]
+fn a_resting_fish_with_angle_jitter_makes_no_shot() {
+    for fps in [30.0, 60.0] {
+        for (angle_deg, centre_mm) in [(0.2, 0.2), (1.0, 0.5)] {
+            let frames = stream(fps, (10.0 * fps) as FrameIdx, angle_deg, centre_mm, |_| {
+                Pose::fish(500.0, 300.0, 0.3)
+            });
+            let shots = cut(fps, frames);
+            assert!(
+                shots.is_empty(),
+                "{fps} fps, ±{angle_deg}°: {:?}",
+                shots.iter().map(|s| s.flick_frame).collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_old_centre_only_test_would_have_missed_the_turn() {
+    // The hole's speed alone stays under the rest threshold all through the turn:
+    // what found the shot above is the tail's swing.
+    let fps = 30.0;
+    let cfg = ShotConfig::new(fps, Table::rectangle(1000.0, 700.0), &Items::default_set());
+    let pose = turning(fps, 30);
+    let fastest_centre = (30..40)
+        .map(|f| (pose(f + 1).point() - pose(f).point()).norm() * fps)
+        .fold(0.0, f64::max);
+    assert!(fastest_centre < cfg.still_speed_mm_s, "{fastest_centre}");
+}
