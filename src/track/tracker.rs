@@ -843,8 +843,15 @@ impl Tracker {
         t.seen_now = true;
         t.hidden_by = None;
         let com = cfg.centre_of_mass(t.kind, &t.pose());
+        // A fish whose hole is beyond the edge hangs over it or is already falling.
+        // A falling tag lies below the table plane, which projects it back toward
+        // the camera, so its centre of mass can still read on the table while it
+        // drops: the exit is measured from before it hung over.
+        let hangs_over = cfg.table.signed_distance(t.pos) < -cfg.off_table_margin_mm;
         if cfg.table.signed_distance(com) >= -cfg.off_table_margin_mm {
-            t.last_com_on_table = com;
+            if !hangs_over {
+                t.last_com_on_table = com;
+            }
         } else if t.state != TrackState::Tentative {
             let reason = RemovalReason::OffTable {
                 frame,
@@ -961,6 +968,20 @@ impl Tracker {
             Some(RemovalReason::OffTable {
                 frame,
                 exit: edge_crossing(&cfg.table, prev_com, com),
+                evidence: ExitEvidence::Extrapolated,
+            })
+        } else if t.kind == ItemKind::Fish
+            && cfg.table.signed_distance(t.last_seen_pos) < -cfg.off_table_margin_mm
+            && t.vel.norm() >= cfg.still_speed_mm_s
+            && frame.saturating_sub(since) <= 3
+            && !dets.occluded(t.last_seen_pos, cfg.occluder_margin_mm)
+        {
+            // Last seen moving with its hole beyond the edge, and gone with nothing
+            // over it: nothing beyond the edge can hide or hold it, so it fell. (A
+            // fish at rest hanging over the edge and missed for a frame stays.)
+            Some(RemovalReason::OffTable {
+                frame,
+                exit: edge_crossing(&cfg.table, t.last_com_on_table, t.last_seen_pos),
                 evidence: ExitEvidence::Extrapolated,
             })
         } else {
