@@ -26,8 +26,9 @@
 //!   that the angle jitter of a resting tag's tail stays under half
 //!   `still_speed_mm_s`; a step that turns faster than `max_speed_mm_s` allows is
 //!   a misread, left out.
-//! - A shot starts when an on-table item's fastest point has covered, over that
-//!   window of seen poses, more than `flick_speed_mm_s` would: by default the
+//! - A shot starts when an on-table item's fastest point has covered, over
+//!   [`ShotConfig::motion_window`] frames of seen poses (the filter's speed lags a
+//!   gentle push), more than `flick_speed_mm_s` would: by default the
 //!   slowest launch that slides an item farther than a disturbance
 //!   (√(2 · friction · `disturb_mm`)). The flick frame is the last frame before any
 //!   item left its resting pose (the frame the flick was struck in, as the
@@ -37,8 +38,12 @@
 //!   item seen to start unless it was seen moving first.
 //! - A shot rests when no item that is seen (or was seen within two frames) has its
 //!   fastest point moving faster than `still_speed_mm_s` for `still_s`; the rest
-//!   frame is the first still one. If nothing that moved is seen at rest (nor left
-//!   the table), the "motion" was tags misread under a hand or arm: no shot.
+//!   frame is the first one from which the hole centres were still and no tail was
+//!   swung farther than the angle jitter from where it lies (the turning window
+//!   lags). If nothing that moved is seen at rest (nor left the table), the
+//!   "motion" was tags misread under a hand or arm: no shot, the interlude goes on.
+//! - Leaving the resting pose (for the flick frame) also counts turning: the tail
+//!   swung beyond the angle jitter (`jitter_mm`) from the median resting angle.
 //! - An item on the table at the flick and nowhere at rest that was not seen leaving
 //!   is judged from its last sighting: if its path under friction ends under a fish
 //!   at rest, it is stacked under that fish; if the path leaves the table within its
