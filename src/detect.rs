@@ -222,6 +222,26 @@ pub struct Hints {
 /// An agreement (0..2) that a locally refined pose must reach to be taken without
 /// the wide search: most of the material covered, the hole clear.
 const GOOD_FIT: f64 = 1.6;
+/// Players with a bit of their own in `Detector::blocked`.
+const PLAYER_BITS: usize = 6;
+/// `Detector::blocked`: under a found occluder.
+const OCCLUDED: u8 = 1 << 7;
+
+/// The `blocked` bits that hide what `player`'s tag would show: the other players'
+/// colours and occluders (a player past the sixth has no bit and sees only those).
+fn unknown_bits(player: usize) -> u8 {
+    let players = (1u8 << PLAYER_BITS) - 1;
+    let own = if player < PLAYER_BITS {
+        1u8 << player
+    } else {
+        0
+    };
+    (players & !own) | OCCLUDED
+}
+
+/// Fits closer than this (of 0..2) cannot tell two poses apart: a pixel of blur or
+/// parallax along a tag's outline moves the agreement by about as much.
+const AMBIGUOUS_FIT: f64 = 0.1;
 /// How many of the wide search's best grid places are refined.
 const WIDE_REFINED: usize = 6;
 
@@ -259,6 +279,8 @@ struct Template {
     /// Sample points on the material and in the hole (fish frame), for agreement.
     material: Vec<Vector>,
     hole: Vec<Vector>,
+    /// Sample points on the material within a few millimetres of the hole's edge.
+    rim: Vec<Vector>,
     /// Thinner sample sets for the coarse search.
     coarse_material: Vec<Vector>,
     coarse_hole: Vec<Vector>,
@@ -331,6 +353,12 @@ impl Template {
             }
         }
         let coarse_material = thin(pts.clone(), (pts.len() / 100).max(1));
+        let rim: Vec<Vector> = pts
+            .iter()
+            .filter(|p| p.norm() < footprint.hole_radius() + 4.0)
+            .copied()
+            .collect();
+        let rim = thin(rim.clone(), (rim.len() / 60).max(1));
         let coarse_hole = thin(hole.clone(), (hole.len() / 30).max(1));
         Template {
             area,
@@ -339,6 +367,7 @@ impl Template {
             elongation,
             material: thin(pts, k),
             hole,
+            rim,
             coarse_material,
             coarse_hole,
             raster,
@@ -387,7 +416,16 @@ pub struct Detector {
     table: Table,
     config: DetectorConfig,
     chroma: Vec<[f32; 2]>,
+    /// Scratch for the occluder search.
     coverage: Vec<f32>,
+    /// Each player's colour coverage, player after player (`players * n` values).
+    coverages: Vec<f32>,
+    /// Per pixel, what the fit of a player's tag cannot see there, each grown by a
+    /// pixel: bit `k` (k < 6) where player `k`'s colour is (another player's tag lies
+    /// over it or borders it), [`OCCLUDED`] under a found occluder.
+    blocked: Vec<u8>,
+    /// Scratch for growing `blocked`.
+    blocked_tmp: Vec<u8>,
     labels: Vec<u32>,
     grey: Vec<f32>,
     votes: Vec<u16>,
@@ -465,6 +503,9 @@ impl Detector {
             config,
             chroma: Vec::new(),
             coverage: Vec::new(),
+            coverages: Vec::new(),
+            blocked: Vec::new(),
+            blocked_tmp: Vec::new(),
             labels: Vec::new(),
             grey: Vec::new(),
             votes: Vec::new(),
@@ -546,9 +587,10 @@ impl Detector {
             occluders: self.detect_occluders(&g, table_chroma),
             ..Default::default()
         };
+        self.player_coverages(&g, table_chroma);
         for player in 0..self.players.len() {
             let prior = hints.fish.get(player).copied().flatten();
-            if let Some(f) = self.detect_fish(&g, player, table_chroma, prior, hints.quick) {
+            if let Some(f) = self.detect_fish(&g, player, prior, hints.quick) {
                 sightings.fish.push(f);
             }
         }
@@ -688,59 +730,106 @@ impl Detector {
         }
     }
 
+    /// Each player's colour coverage of every pixel, and the `blocked` bits.
+    ///
+    /// A pixel's coverage for a player is how far its chroma lies from the table's
+    /// toward the player's (anti-aliased edges count partly), zero when it lies off
+    /// that line or nearer another player's colour.
+    fn player_coverages(&mut self, g: &TopGrid, table: [f64; 2]) {
+        let n = g.width * g.height;
+        let players = self.players.len();
+        self.coverages.clear();
+        self.coverages.resize(players * n, 0.0);
+        self.blocked.clear();
+        self.blocked.resize(n, 0);
+        // Per player: the table-to-player axis, its squared length and length.
+        let axes: Vec<Option<([f64; 2], f64, f64)>> = self
+            .players
+            .iter()
+            .map(|target| {
+                let axis = [target[0] - table[0], target[1] - table[1]];
+                let len2 = axis[0] * axis[0] + axis[1] * axis[1];
+                // A player coloured like the table cannot be seen.
+                (len2 >= 1e-6).then(|| (axis, len2, len2.sqrt()))
+            })
+            .collect();
+        // Coverage below 0.2 counts as none, and `along` never exceeds |d| / len:
+        // pixels that close to the table's colour need no more work.
+        let near_table2 = axes
+            .iter()
+            .flatten()
+            .map(|&(_, len2, _)| 0.04 * len2)
+            .fold(f64::INFINITY, f64::min);
+        let off = self.config.chroma_off_line as f32;
+        for i in 0..n {
+            let c = self.chroma[i];
+            let c64 = [c[0] as f64, c[1] as f64];
+            let d = [c64[0] - table[0], c64[1] - table[1]];
+            if d[0] * d[0] + d[1] * d[1] < near_table2 {
+                continue;
+            }
+            // A pixel nearer another player's colour is theirs.
+            let nearest = self
+                .players
+                .iter()
+                .map(|p| dist2(c64, *p))
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map_or(usize::MAX, |(k, _)| k);
+            let mut bits = 0u8;
+            for (k, axis) in axes.iter().enumerate() {
+                let Some((axis, len2, len)) = *axis else {
+                    continue;
+                };
+                let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
+                let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len;
+                let mut a = if (across as f32) < off {
+                    along as f32
+                } else {
+                    0.0
+                };
+                if a > 0.3 && k != nearest {
+                    a = 0.0;
+                }
+                // Noise near the table colour is not coverage.
+                let a = if a < 0.2 { 0.0 } else { a.min(1.0) };
+                self.coverages[k * n + i] = a;
+                if a > 0.5 && k < PLAYER_BITS {
+                    bits |= 1 << k;
+                }
+            }
+            self.blocked[i] = bits;
+        }
+        // Grown by a pixel: the mixed pixels where two tags meet belong to neither.
+        grow_bits(&mut self.blocked, &mut self.blocked_tmp, g.width, g.height);
+        if self.any_hidden {
+            for (b, h) in self.blocked.iter_mut().zip(&self.hidden) {
+                if *h > 0.5 {
+                    *b |= OCCLUDED;
+                }
+            }
+        }
+    }
+
     fn detect_fish(
         &mut self,
         g: &TopGrid,
         player: usize,
-        table: [f64; 2],
         prior: Option<Pose>,
         quick: bool,
     ) -> Option<FishSighting> {
-        let target = self.players[player];
-        let axis = [target[0] - table[0], target[1] - table[1]];
-        let len2 = axis[0] * axis[0] + axis[1] * axis[1];
-        if len2 < 1e-6 {
+        let n = g.width * g.height;
+        if self.coverages.len() < (player + 1) * n {
             return None; // A player coloured like the table cannot be seen.
         }
-        let len = len2.sqrt();
-        // The nearest other colour (another player's) bounds how far along we trust.
-        let n = g.width * g.height;
-        self.coverage.resize(n, 0.0);
-        let off = self.config.chroma_off_line as f32;
-        // Coverage below 0.2 counts as none, and `along` never exceeds |d| / len:
-        // pixels that close to the table's colour need no more work.
-        let near_table2 = (0.2 * len) * (0.2 * len);
-        for i in 0..n {
-            let c = self.chroma[i];
-            let d = [c[0] as f64 - table[0], c[1] as f64 - table[1]];
-            if d[0] * d[0] + d[1] * d[1] < near_table2 {
-                self.coverage[i] = 0.0;
-                continue;
-            }
-            let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
-            let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len;
-            let mut a = if (across as f32) < off {
-                along as f32
-            } else {
-                0.0
-            };
-            // A pixel nearer another player's colour is theirs.
-            if a > 0.3 {
-                for (k, other) in self.players.iter().enumerate() {
-                    if k != player {
-                        let dk = dist2([c[0] as f64, c[1] as f64], *other);
-                        let dp = dist2([c[0] as f64, c[1] as f64], target);
-                        if dk < dp {
-                            a = 0.0;
-                        }
-                    }
-                }
-            }
-            // Noise near the table colour is not coverage.
-            self.coverage[i] = if a < 0.2 { 0.0 } else { a.min(1.0) };
-        }
         // The largest blob of confident pixels, plus blobs near it (a hand can split a tag).
-        let blobs = label_blobs(&self.coverage, g.width, g.height, 0.5, &mut self.labels);
+        let blobs = label_blobs(
+            &self.coverages[player * n..(player + 1) * n],
+            g.width,
+            g.height,
+            0.5,
+            &mut self.labels,
+        );
         let px_area = g.mm_per_px * g.mm_per_px;
         let min_px = (self.template.area * 0.05 / px_area) as usize;
         let best = blobs
@@ -770,7 +859,7 @@ impl Detector {
         let (u0, v0) = (u0.saturating_sub(1), v0.saturating_sub(1));
         let (u1, v1) = ((u1 + 1).min(g.width - 1), (v1 + 1).min(g.height - 1));
         let labels = &self.labels;
-        let coverage = &self.coverage;
+        let coverage = &self.coverages[player * n..(player + 1) * n];
         let near_kept = |u: usize, v: usize| {
             let mut hit = false;
             for dv in -1i64..=1 {
@@ -819,41 +908,59 @@ impl Detector {
             starts.push(at_centroid(base));
             starts.push(at_centroid(base + std::f64::consts::PI));
         }
-        if let Some(p) =
-            prior.filter(|p| (p.point().coords - centroid).norm() < 4.0 * self.footprint.reach())
-        {
+        let prior =
+            prior.filter(|p| (p.point().coords - centroid).norm() < 4.0 * self.footprint.reach());
+        if let Some(p) = prior {
             starts.push(p);
             starts.push(at_centroid(p.angle()));
         }
         if !fully_seen || !elongated {
-            // Partly hidden or round: the moments say little; try every 30 degrees too.
+            // Partly hidden or round: the moments say little; try every 30 degrees too,
+            // about the blob's centroid and about the hole if one is seen: the round
+            // hole with its rim pins the tag's position whichever way round it lies.
+            let hole = self.find_hole(g, player, &pts);
             for a in 0..12 {
-                starts.push(at_centroid(a as f64 * std::f64::consts::TAU / 12.0));
+                let theta = a as f64 * std::f64::consts::TAU / 12.0;
+                starts.push(at_centroid(theta));
+                if let Some(h) = hole {
+                    starts.push(Pose::fish(h.x, h.y, theta));
+                }
             }
         }
         let mut scored: Vec<(f64, Pose)> = starts
             .into_iter()
-            .map(|p| (self.agreement(g, &p, &blob, true), p))
+            .map(|p| (self.agreement(g, player, &p, &blob, true), p))
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let (mut best_pose, mut best_fit) = (scored[0].1, f64::NEG_INFINITY);
-        // The best few starts, best first, until one explains what is seen.
-        for &(_, start) in scored.iter().take(3) {
-            let fit = self.agreement(g, &start, &blob, quick);
-            let (pose, fit) = self.refine(g, start, fit, &blob, quick);
-            if fit > best_fit {
-                best_fit = fit;
-                best_pose = pose;
+        let mut picked: Vec<Pose> = scored.iter().take(3).map(|s| s.1).collect();
+        // A partly hidden tag is also fitted from where it was last seen: the pose
+        // that continues its track, to compare the best-fitting one with.
+        if let Some(p) = prior.filter(|_| !fully_seen) {
+            if !picked.contains(&p) {
+                picked.push(p);
             }
-            if best_fit >= GOOD_FIT {
+        }
+        let mut candidates: Vec<(f64, Pose)> = Vec::new();
+        for start in picked {
+            let fit = self.agreement(g, player, &start, &blob, quick);
+            let (pose, fit) = self.refine(g, player, start, fit, &blob, quick);
+            candidates.push((fit, pose));
+            // A wholly seen tag that fits well has no other reading.
+            if fully_seen && fit >= GOOD_FIT {
                 break;
             }
         }
+        let best_of = |c: &[(f64, Pose)]| {
+            c.iter()
+                .copied()
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .unwrap_or((f64::NEG_INFINITY, scored[0].1))
+        };
+        let (best_fit, best_pose) = best_of(&candidates);
         // A partly hidden tag can be explained by a wrong pose too (its seen half fits
         // the other way round): a local fit is trusted only when it keeps about the
         // angle the tag was last seen at (it may have slid far, it has not turned over).
-        let near_prior =
-            prior.is_some_and(|p| wrap_angle(p.angle() - best_pose.angle()).abs() < 0.6);
+        let near_prior = prior.is_some_and(|p| continues(&p, &best_pose));
         if !fully_seen && (best_fit < GOOD_FIT || !near_prior) {
             // Nothing near explains it: search positions around the seen part at every
             // angle (rare: a tag mostly hidden, or turned over since last seen). A
@@ -874,7 +981,7 @@ impl Detector {
                             centroid.y + j as f64 * grid_step,
                             theta,
                         );
-                        let f = self.agreement(g, &c, &thin_blob, true);
+                        let f = self.agreement(g, player, &c, &thin_blob, true);
                         if f > best_here.0 {
                             best_here = (f, c);
                         }
@@ -884,12 +991,32 @@ impl Detector {
             }
             found.sort_by(|a, b| b.0.total_cmp(&a.0));
             for &(_, start) in found.iter().take(WIDE_REFINED) {
-                let fit = self.agreement(g, &start, &blob, quick);
-                let (pose, fit) = self.refine(g, start, fit, &blob, quick);
-                if fit > best_fit {
-                    best_fit = fit;
-                    best_pose = pose;
-                }
+                let fit = self.agreement(g, player, &start, &blob, quick);
+                let (pose, fit) = self.refine(g, player, start, fit, &blob, quick);
+                candidates.push((fit, pose));
+            }
+        }
+        let (mut best_fit, mut best_pose) = best_of(&candidates);
+        // What is seen of a partly hidden tag may fit a pose that breaks its track as
+        // well as, or a little better than, one that continues it (another tag or a
+        // hand over the part that tells them apart): keep the track's unless the
+        // evidence clearly says otherwise.
+        // Not while things move: blur leaves too little to tell readings apart, and the
+        // prior is a frame's travel old.
+        if let Some(p) = prior.filter(|_| !fully_seen && !quick) {
+            // The prior itself is a reading too: a hand passing over a tag at rest
+            // leaves too little of it seen to pin it anew.
+            candidates.push((self.agreement(g, player, &p, &blob, quick), p));
+            let reach = self.footprint.reach();
+            let moved = |c: &Pose| {
+                (c.point() - p.point()).norm() + reach * wrap_angle(c.angle() - p.angle()).abs()
+            };
+            if let Some(&(fit, pose)) = candidates
+                .iter()
+                .filter(|(fit, _)| *fit >= best_fit - AMBIGUOUS_FIT)
+                .min_by(|a, b| moved(&a.1).total_cmp(&moved(&b.1)))
+            {
+                (best_fit, best_pose) = (fit, pose);
             }
         }
         best_pose.theta = Some(wrap_angle(best_pose.angle()));
@@ -901,10 +1028,81 @@ impl Detector {
         })
     }
 
+    /// The centre of the tag's hole if it shows: the place near the seen coverage
+    /// `pts` where the material ring around a hole-sized disc is most covered and the
+    /// disc itself most clear. Pixels the tag cannot show are left out; a hole less
+    /// than half seen is not looked for.
+    fn find_hole(&self, g: &TopGrid, player: usize, pts: &[(Vector, f64)]) -> Option<Point> {
+        let (w, h) = (g.width, g.height);
+        let n = w * h;
+        let coverage = &self.coverages[player * n..(player + 1) * n];
+        let unknown = unknown_bits(player);
+        let (mut lo, mut hi) = (
+            Vector::repeat(f64::INFINITY),
+            Vector::repeat(f64::NEG_INFINITY),
+        );
+        for (p, _) in pts {
+            lo = lo.inf(p);
+            hi = hi.sup(p);
+        }
+        if pts.is_empty() {
+            return None;
+        }
+        let mean_over = |t: Vector, samples: &[Vector]| -> Option<f64> {
+            let (mut sum, mut seen) = (0.0f32, 0usize);
+            for p in samples {
+                let (u, v) = g.px_from_table(Point::from(t + p));
+                if !(u >= 0.0 && v >= 0.0 && u < w as f64 - 0.5 && v < h as f64 - 0.5) {
+                    continue;
+                }
+                let i = (v + 0.5) as usize * w + (u + 0.5) as usize;
+                if self.blocked[i] & unknown != 0 {
+                    continue;
+                }
+                sum += coverage[i];
+                seen += 1;
+            }
+            (2 * seen >= samples.len()).then(|| sum as f64 / seen as f64)
+        };
+        let step = g.mm_per_px.max(1.0);
+        let mut best: Option<(f64, Point)> = None;
+        let mut y = lo.y;
+        while y <= hi.y {
+            let mut x = lo.x;
+            while x <= hi.x {
+                let t = Vector::new(x, y);
+                if let (Some(rim), Some(inside)) = (
+                    mean_over(t, &self.template.rim),
+                    mean_over(t, &self.template.coarse_hole),
+                ) {
+                    let score = rim - inside;
+                    if best.is_none_or(|b| score > b.0) {
+                        best = Some((score, Point::from(t)));
+                    }
+                }
+                x += step;
+            }
+            y += step;
+        }
+        // Mostly covered around, mostly clear inside.
+        best.filter(|b| b.0 > 0.5).map(|b| b.1)
+    }
+
     /// How well a placed footprint explains what is seen, 0..2: the mean coverage on
-    /// its material minus that in its hole (hidden pixels left out), plus the share of
-    /// the blob's coverage that falls on its material.
-    fn agreement(&self, g: &TopGrid, pose: &Pose, blob: &[(Vector, f64)], coarse: bool) -> f64 {
+    /// its material minus that in its hole, plus the share of the blob's coverage
+    /// that falls on its material. Pixels the tag cannot show are left out of the
+    /// means: those under a hand, and those of another player's colour (a tag lying
+    /// over this one, or seen through its hole). Counting them as bare table would
+    /// make a tag half covered by another fit back to front as well as the right way
+    /// round: its hole put under the other tag "looks clear" too.
+    fn agreement(
+        &self,
+        g: &TopGrid,
+        player: usize,
+        pose: &Pose,
+        blob: &[(Vector, f64)],
+        coarse: bool,
+    ) -> f64 {
         let t = Vector::new(pose.x, pose.y);
         // Fish frame -> pixel as one affine map, so each sample costs a few multiplies.
         let (s, c) = pose.angle().sin_cos();
@@ -912,18 +1110,23 @@ impl Detector {
         let (bu, bv) = g.px_from_table(Point::from(t));
         let (a11, a12, a21, a22) = (k * c, -k * s, sy * k * s, sy * k * c);
         let (w, h) = (g.width, g.height);
-        let hidden = self.any_hidden.then_some(self.hidden.as_slice());
-        let mean_over = |samples: &[Vector]| {
+        let coverage = &self.coverages[player * w * h..(player + 1) * w * h];
+        let blocked = self.blocked.as_slice();
+        let others = unknown_bits(player);
+        let mean_over = |samples: &[Vector], unknown: u8| {
             let (mut sum, mut n) = (0.0f32, 0usize);
             for p in samples {
                 let u = a11 * p.x + a12 * p.y + bu;
                 let v = a21 * p.x + a22 * p.y + bv;
-                if let Some(hidden) = hidden {
-                    if bilinear(hidden, w, h, u, v) > 0.5 {
+                let c = bilinear(coverage, w, h, u, v);
+                // Written so that NaN fails the test too.
+                if u >= 0.0 && v >= 0.0 && u < w as f64 - 0.5 && v < h as f64 - 0.5 {
+                    let i = (v + 0.5) as usize * w + (u + 0.5) as usize;
+                    if blocked[i] & unknown != 0 {
                         continue;
                     }
                 }
-                sum += bilinear(&self.coverage, w, h, u, v);
+                sum += c;
                 n += 1;
             }
             (sum as f64, n)
@@ -933,11 +1136,24 @@ impl Detector {
         } else {
             (&self.template.material, &self.template.hole)
         };
-        let (ms, mn) = mean_over(material);
+        let (ms, mn) = mean_over(material, others);
         if (mn as f64) < 0.2 * material.len() as f64 {
             return f64::NEG_INFINITY; // Almost all hidden: says nothing.
         }
-        let (hs, hn) = mean_over(hole);
+        let (hs, hn) = mean_over(hole, others);
+        // A hole that cannot be seen is as likely covered as clear: counting it clear
+        // would favour any pose that tucks its hole under another tag. While things
+        // move (`coarse` fits) blur smears holes anyway and hides nothing of this.
+        let unseen = if coarse { 0.0 } else { 0.5 };
+        let hole_covered = if coarse {
+            if hn > 0 {
+                hs / hn as f64
+            } else {
+                0.0
+            }
+        } else {
+            (hs + unseen * (hole.len() - hn) as f64) / hole.len().max(1) as f64
+        };
         let (mut explained, mut total) = (0.0, 0.0);
         for (p, wt) in blob {
             total += wt;
@@ -950,12 +1166,13 @@ impl Detector {
                 explained += wt;
             }
         }
-        ms / mn as f64 - if hn > 0 { hs / hn as f64 } else { 0.0 } + explained / total.max(1e-9)
+        ms / mn as f64 - hole_covered + explained / total.max(1e-9)
     }
 
     fn refine(
         &self,
         g: &TopGrid,
+        player: usize,
         start: Pose,
         start_fit: f64,
         blob: &[(Vector, f64)],
@@ -981,7 +1198,7 @@ impl Detector {
                     pose.y + dy * step_mm,
                     pose.angle() + dt * step_rad,
                 );
-                let f = self.agreement(g, &cand, blob, quick);
+                let f = self.agreement(g, player, &cand, blob, quick);
                 if f > fit + 1e-9 {
                     fit = f;
                     pose = cand;
@@ -1345,6 +1562,41 @@ fn bilinear(img: &[f32], w: usize, h: usize, u: f64, v: f64) -> f32 {
     top * (1.0 - fv) + bottom * fv
 }
 
+/// Each pixel's bits ORed with its 8 neighbours' (a 3x3 dilation of every bit).
+fn grow_bits(bits: &mut [u8], tmp: &mut Vec<u8>, w: usize, h: usize) {
+    if w == 0 || h == 0 {
+        return;
+    }
+    tmp.clear();
+    tmp.resize(w * h, 0);
+    for v in 0..h {
+        let row = &bits[v * w..(v + 1) * w];
+        let out = &mut tmp[v * w..(v + 1) * w];
+        for u in 0..w {
+            let mut b = row[u];
+            if u > 0 {
+                b |= row[u - 1];
+            }
+            if u + 1 < w {
+                b |= row[u + 1];
+            }
+            out[u] = b;
+        }
+    }
+    for v in 0..h {
+        for u in 0..w {
+            let mut b = tmp[v * w + u];
+            if v > 0 {
+                b |= tmp[(v - 1) * w + u];
+            }
+            if v + 1 < h {
+                b |= tmp[(v + 1) * w + u];
+            }
+            bits[v * w + u] = b;
+        }
+    }
+}
+
 /// A connected blob of pixels above a threshold.
 #[derive(Debug, Clone)]
 struct Blob {
@@ -1415,6 +1667,12 @@ fn label_blobs(
         blobs.push(b);
     }
     blobs
+}
+
+/// Whether `pose` continues a track last seen at `prior`: about the same angle (a tag
+/// may slide far, it does not turn over between two looks).
+fn continues(prior: &Pose, pose: &Pose) -> bool {
+    wrap_angle(prior.angle() - pose.angle()).abs() < 0.6
 }
 
 /// An angle in (−π, π].
