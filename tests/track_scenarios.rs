@@ -10,7 +10,7 @@ use fishtrack::record::{Shot, StartState};
 use fishtrack::shots::{ShotConfig, ShotCutter};
 use fishtrack::track::{
     BlobKind, CoinDetection, FishDetection, FrameDetections, Occluder, OffTableBlob, Streak,
-    TrackFrame, Tracker, TrackerConfig,
+    TrackFrame, TrackState, Tracker, TrackerConfig,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -956,6 +956,48 @@ fn a_fish_seen_moving_over_the_edge_then_gone_fell_but_one_resting_there_did_not
             assert!(t.state.on_table(), "state {:?}", t.state);
         }
     }
+}
+
+/// Something beyond the edge that the detector reads as a coin in every frame (the
+/// table's front face, a coin on the floor) is scenery: a coin that vanishes
+/// while sliding on the table (too blurred to see) must not be "found" there and
+/// called fallen.
+#[test]
+fn a_coin_lost_on_the_table_is_not_found_in_a_still_sighting_beyond_the_edge() {
+    let cfg = TrackerConfig::new(FPS, 2, Table::rectangle(W, H), &Items::default_set()).unwrap();
+    let coin_at = |x: f64, y: f64| CoinDetection {
+        pt_in_table: Point::new(x, y),
+        radius_mm: Some(COIN_R),
+        confidence: 0.5,
+        streak: None,
+        in_hole_of: None,
+    };
+    let phantom = coin_at(470.0, -15.0);
+    let mut tracker = Tracker::new(cfg);
+    let mut last = None;
+    for f in 0..40u64 {
+        let mut d = FrameDetections::empty(f);
+        d.coins.push(phantom.clone());
+        // Still until frame 20, then sliding along +x at 1200 mm/s, unseen from 24.
+        match f {
+            0..=20 => d.coins.push(coin_at(300.0, 60.0)),
+            21..=23 => d.coins.push(coin_at(300.0 + 40.0 * (f - 20) as f64, 60.0)),
+            _ => {}
+        }
+        last = Some(tracker.update(f, &d));
+    }
+    let tf = last.unwrap();
+    let coins: Vec<_> = tf
+        .items
+        .iter()
+        .filter(|t| t.kind == fishtrack::model::ItemKind::Coin && t.state != TrackState::Tentative)
+        .collect();
+    assert_eq!(coins.len(), 1, "one coin tracked: {coins:?}");
+    assert!(
+        coins[0].state.on_table(),
+        "taken off the table by the still sighting: {:?}",
+        coins[0].state
+    );
 }
 
 /// Two resting fish whose colours the detector misreads (swapped) for `bad` frames.

@@ -7,7 +7,7 @@
 //! old track), 8 fish colour hysteresis. Uses: model, config, geometry, record.
 
 use super::assign::assign;
-use super::detections::{FrameDetections, Streak};
+use super::detections::{FishDetection, FrameDetections, Streak};
 use super::gate::gate_candidates;
 use super::motion::{advance, predict_bodies, Body};
 use super::state::{ExitEvidence, RemovalReason, TrackId, TrackState};
@@ -82,6 +82,10 @@ pub struct TrackerConfig {
     pub occluder_margin_mm: f64,
     /// Centre of mass this far beyond the edge means the item fell, mm.
     pub off_table_margin_mm: f64,
+    /// A sighting beyond the edge that stays within `scenery_tolerance_mm` of one
+    /// spot this long is scenery, not an item (nothing in play rests there).
+    pub scenery_after_s: f64,
+    pub scenery_tolerance_mm: f64,
 }
 
 impl TrackerConfig {
@@ -115,6 +119,8 @@ impl TrackerConfig {
             hole_tolerance_mm: 1.5,
             occluder_margin_mm: 5.0,
             off_table_margin_mm: 1.0,
+            scenery_after_s: 0.25,
+            scenery_tolerance_mm: 2.0,
         };
         cfg.validate()?;
         Ok(cfg)
@@ -349,6 +355,16 @@ pub struct Tracker {
     tracks: Vec<Track>,
     next_id: u32,
     last_frame: Option<FrameIdx>,
+    /// Spots beyond the edge where something has been sighted without moving.
+    still_beyond_edge: Vec<StillSpot>,
+}
+
+/// A place beyond the table's edge with a sighting in it: since when, and when last.
+#[derive(Debug, Clone, Copy)]
+struct StillSpot {
+    pt: Point,
+    first: FrameIdx,
+    last: FrameIdx,
 }
 
 impl Tracker {
@@ -358,6 +374,7 @@ impl Tracker {
             tracks: Vec::new(),
             next_id: 0,
             last_frame: None,
+            still_beyond_edge: Vec::new(),
         }
     }
 
@@ -419,6 +436,8 @@ impl Tracker {
         };
         self.last_frame = Some(frame);
         let mut events = Vec::new();
+        let without_scenery = self.drop_scenery(frame, dets);
+        let dets = without_scenery.as_ref().unwrap_or(dets);
 
         // Step 1: predict.
         self.predict(dt);
@@ -533,6 +552,72 @@ impl Tracker {
             TrackState::Removed(r @ RemovalReason::OffTable { .. }) => Some(Err(r)),
             _ => None,
         }
+    }
+
+    /// Nothing in play rests beyond the edge (it falls), so a sighting that stays
+    /// put there is scenery: the table's front face read as a coin, the floor, an
+    /// item already on the floor. Such sightings are taken out of the frame before
+    /// anything is matched (a lost coin's widening gate would otherwise find one).
+    /// `None` when there is nothing to take out.
+    fn drop_scenery(&mut self, frame: FrameIdx, dets: &FrameDetections) -> Option<FrameDetections> {
+        let cfg = &self.cfg;
+        let beyond = |p: Point| cfg.table.signed_distance(p) < -cfg.off_table_margin_mm;
+        let fish_com = |d: &FishDetection| {
+            cfg.centre_of_mass(
+                ItemKind::Fish,
+                &Pose::fish(d.pt_in_table.x, d.pt_in_table.y, d.theta),
+            )
+        };
+        let settled = cfg.frames(cfg.scenery_after_s);
+        let tol = cfg.scenery_tolerance_mm;
+        let spots = &mut self.still_beyond_edge;
+        let mut is_scenery = |p: Point| match spots.iter_mut().find(|s| (s.pt - p).norm() <= tol) {
+            Some(s) => {
+                s.last = frame;
+                frame.saturating_sub(s.first) >= settled
+            }
+            None => {
+                spots.push(StillSpot {
+                    pt: p,
+                    first: frame,
+                    last: frame,
+                });
+                false
+            }
+        };
+        let fish_drop: Vec<bool> = dets
+            .fish
+            .iter()
+            .map(|d| beyond(fish_com(d)) && is_scenery(d.pt_in_table))
+            .collect();
+        let coin_drop: Vec<bool> = dets
+            .coins
+            .iter()
+            .map(|d| beyond(d.pt_in_table) && is_scenery(d.pt_in_table))
+            .collect();
+        // A spot empty for as long as it takes to become scenery is forgotten.
+        self.still_beyond_edge
+            .retain(|s| frame.saturating_sub(s.last) <= settled);
+        if !fish_drop.iter().chain(&coin_drop).any(|&d| d) {
+            return None;
+        }
+        let keep = |drop: &[bool], i: usize| !drop[i];
+        let mut out = dets.clone();
+        out.fish = dets
+            .fish
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep(&fish_drop, *i))
+            .map(|(_, d)| d.clone())
+            .collect();
+        out.coins = dets
+            .coins
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep(&coin_drop, *i))
+            .map(|(_, d)| d.clone())
+            .collect();
+        Some(out)
     }
 
     fn held(t: &Track) -> bool {
