@@ -19,12 +19,21 @@ use crate::pipeline::Analysis;
 use crate::record::{Record, StartState, VideoInfo};
 use crate::rules::MatchState;
 use crate::vision::topview::{
-    CameraFrame, FrameReader, TopViewError, TopViews, Watcher, COARSE_MM_PER_PX,
+    gate_views, stream_views, FrameGate, FramePool, FrameReader, Gated, LookStats, TopViewError,
+    TopViews, Watcher, COARSE_MM_PER_PX,
 };
 
-/// Frames decoded ahead of the analysis: enough to ride out a slow frame, few
-/// enough that memory stays flat however long the video.
-const FRAMES_AHEAD: usize = 8;
+/// Decoded frames waiting, before the change gate and again after it (where only
+/// frames a look needs keep their image): enough to ride out a burst of slow frames,
+/// few enough that memory stays flat however long the video (a 1280x720 frame is
+/// 2.8 MB, its coarse view 0.6 MB).
+const FRAMES_AHEAD: usize = 16;
+/// Frames past the change gate waiting for their look (those without an image
+/// cost a few bytes): while this thread works through a moving table, the other
+/// core decodes the still frames after it.
+const GATED_AHEAD: usize = 512;
+/// Threads making coarse views.
+const COARSE_WORKERS: usize = 2;
 /// Floor shown around the table in the top view, mm: falling items are seen there.
 const VIEW_MARGIN_MM: f64 = 40.0;
 
@@ -448,33 +457,18 @@ fn analyse_one(
 ) -> anyhow::Result<(Record, MatchState, Vec<String>)> {
     let spec = video.to_string_lossy().to_string();
     let began = std::time::Instant::now();
-    let mut reader = FrameReader::open(&spec, setup.calibration.camera.image_size)?;
+    let reader = FrameReader::open(&spec, setup.calibration.camera.image_size)?;
     let fps = setup.fps.or(reader.fps()).unwrap_or(30.0);
     let expected = reader.len();
-    let views = TopViews::new(&setup.calibration, setup.mm_per_px, VIEW_MARGIN_MM)?;
     let coarse = TopViews::new(
         &setup.calibration,
         COARSE_MM_PER_PX.max(setup.mm_per_px),
         VIEW_MARGIN_MM,
     )?;
-    let colours: Vec<[u8; 3]> = setup
-        .game
-        .players
-        .iter()
-        .map(|p| p.rgb().unwrap_or([0, 0, 0]))
-        .collect();
     let players = setup.game.player_count();
-    let detector = Detector::new(
-        &setup.game.items,
-        &colours,
-        setup.calibration.table.clone(),
-        DetectorConfig::default(),
-    );
     // Tops of tags and coins stand above the table; where they really are depends
     // on where the camera looks from.
     let camera = setup.calibration.camera_position_mm();
-    let mut watcher =
-        Watcher::new(views, coarse.grid(), detector, players).always_whole(setup.every_frame);
     let mut analysis = Analysis::new(
         &setup.game,
         setup.calibration.table.clone(),
@@ -491,25 +485,39 @@ fn analyse_one(
         )),
         None => None,
     };
-    // One thread decodes and makes the coarse view while this one looks and tracks:
-    // the two halves of the work run side by side on two cores.
-    let (frames_tx, frames_rx) =
-        std::sync::mpsc::sync_channel::<Result<(CameraFrame, Vec<u8>), TopViewError>>(FRAMES_AHEAD);
-    std::thread::scope(|scope| -> anyhow::Result<()> {
-        scope.spawn(move || loop {
-            let item = match reader.next_frame() {
-                Ok(Some(f)) => coarse.whole(&f.image).map(|c| (f, c)),
-                Ok(None) => break,
-                Err(e) => Err(e),
-            };
-            let failed = item.is_err();
-            // A closed channel means the analysis gave up: stop decoding.
-            if frames_tx.send(item).is_err() || failed {
-                break;
-            }
-        });
-        for item in frames_rx {
-            let (frame, coarse_view) = match item {
+    // Other threads decode, make the coarse views and run the change gate while this
+    // one looks and tracks, side by side on the two cores: OpenCV's capture decodes
+    // on one thread, the coarse views are made on two, and the gate, which needs no
+    // look's result (see `FrameGate`), runs ahead on its own. Frames the gate lets
+    // through without an image cost nothing to keep, so while this thread works
+    // through a moving table the decoding runs on through the still table after it.
+    let pool = FramePool::default();
+    let stats = std::thread::scope(|scope| -> anyhow::Result<LookStats> {
+        let views = stream_views(scope, reader, &coarse, &pool, COARSE_WORKERS, FRAMES_AHEAD);
+        let gate = FrameGate::new(coarse.grid(), setup.every_frame);
+        let mut gated = gate_views(scope, views, gate, GATED_AHEAD, FRAMES_AHEAD);
+        // Built while the first frames decode.
+        let full = TopViews::new(&setup.calibration, setup.mm_per_px, VIEW_MARGIN_MM)?;
+        let colours: Vec<[u8; 3]> = setup
+            .game
+            .players
+            .iter()
+            .map(|p| p.rgb().unwrap_or([0, 0, 0]))
+            .collect();
+        let detector = Detector::new(
+            &setup.game.items,
+            &colours,
+            setup.calibration.table.clone(),
+            DetectorConfig::default(),
+        );
+        let mut watcher =
+            Watcher::new(full, coarse.grid(), detector, players).always_whole(setup.every_frame);
+        while let Some(item) = gated.next_frame() {
+            let Gated {
+                index,
+                change,
+                frame,
+            } = match item {
                 Ok(x) => x,
                 Err(e @ TopViewError::SizeMismatch { .. }) => return Err(e.into()),
                 Err(e) => {
@@ -517,12 +525,16 @@ fn analyse_one(
                     break;
                 }
             };
-            let mut seen = watcher.look(&frame.image, &coarse_view)?;
+            let mut seen = watcher.look(frame.as_ref(), &change)?;
+            if let Some(frame) = frame {
+                pool.give(frame.image);
+                gated.done_with_image();
+            }
             if let Some(camera) = &camera {
                 seen = seen.seen_from(camera, &setup.game.items, watcher.footprint());
             }
-            let dets = seen.to_frame_detections(frame.index, players, watcher.footprint());
-            analysis.push(frame.index, &dets)?;
+            let dets = seen.to_frame_detections(index, players, watcher.footprint());
+            analysis.push(index, &dets)?;
             if let Some(out) = dump.as_mut() {
                 use std::io::Write;
                 serde_json::to_writer(&mut *out, &dets)?;
@@ -531,7 +543,7 @@ fn analyse_one(
             frames += 1;
             bar.inc(1);
         }
-        Ok(())
+        Ok(watcher.stats())
     })?;
     bar.finish_and_clear();
     if frames == 0 {
@@ -555,7 +567,6 @@ fn analyse_one(
     }
     if !setup.quiet {
         let took = began.elapsed().as_secs_f64();
-        let stats = watcher.stats();
         eprintln!(
             "fishtrack: {}: {frames} frames in {took:.1} s ({:.0} frames/s); looked at {:.1} % of the view ({} whole, {} in part, {} unchanged)",
             video.display(),

@@ -197,6 +197,12 @@ impl FrameSource {
 
     /// The next frame, `None` at the end. An unreadable image file is an error.
     pub fn next_frame(&mut self) -> Result<Option<Frame>, CaptureError> {
+        self.next_frame_into(Mat::default())
+    }
+
+    /// [`next_frame`](Self::next_frame), a video's frame decoded into `buffer` (a
+    /// frame done with: its memory is reused when the size matches).
+    pub fn next_frame_into(&mut self, buffer: Mat) -> Result<Option<Frame>, CaptureError> {
         match &mut self.kind {
             Kind::Images { paths, next } => {
                 let Some(path) = paths.get(*next) else {
@@ -212,7 +218,7 @@ impl FrameSource {
                 Ok(Some(Frame { index, name, image }))
             }
             Kind::Video { capture, next, .. } => {
-                let mut image = Mat::default();
+                let mut image = buffer;
                 let ok = cv("video read", capture.read(&mut image))?;
                 if !ok || image.empty() {
                     return Ok(None);

@@ -10,7 +10,7 @@ use crate::calibration::TableCalibration;
 use crate::detect::{Detector, Hints, Sightings, TopGrid, TopView};
 use crate::geometry::FishFootprint;
 use crate::model::FrameIdx;
-use crate::watch::{self, ChangeGate, GateConfig, MmBox};
+use crate::watch::{self, Change, ChangeGate, GateConfig, MmBox};
 use nalgebra::Point2;
 use opencv::core::Mat;
 use opencv::prelude::*;
@@ -32,19 +32,20 @@ pub enum TopViewError {
     },
     #[error("OpenCV: {0}")]
     OpenCv(#[from] opencv::Error),
+    #[error("a look needed a frame the change gate had let go (a bug)")]
+    NoImage,
 }
 
-/// One decoded camera frame.
+/// One decoded camera frame (BGR).
 pub struct CameraFrame {
     pub index: FrameIdx,
     pub image: Mat,
 }
 
-/// Decodes a video's frames, checking once that they have the calibrated size.
+/// Decodes a video's frames, checking that they have the calibrated size.
 pub struct FrameReader {
     source: FrameSource,
     camera_size: [u32; 2],
-    checked: bool,
 }
 
 impl FrameReader {
@@ -52,7 +53,6 @@ impl FrameReader {
         Ok(FrameReader {
             source: FrameSource::open(video)?,
             camera_size,
-            checked: false,
         })
     }
 
@@ -71,28 +71,129 @@ impl FrameReader {
 
     /// The next frame, `None` at the end.
     pub fn next_frame(&mut self) -> Result<Option<CameraFrame>, TopViewError> {
-        let Some(frame) = self.source.next_frame()? else {
+        self.next_frame_into(Mat::default())
+    }
+
+    /// The next frame, decoded into `buffer` (a frame done with) when it fits.
+    pub fn next_frame_into(&mut self, buffer: Mat) -> Result<Option<CameraFrame>, TopViewError> {
+        let Some(frame) = self.source.next_frame_into(buffer)? else {
             return Ok(None);
         };
-        if !self.checked {
-            let size = frame.image.size()?;
-            let [cw, ch] = self.camera_size;
-            if size.width as u32 != cw || size.height as u32 != ch {
-                return Err(TopViewError::SizeMismatch {
-                    video: self.source.spec().to_string(),
-                    frame_w: size.width,
-                    frame_h: size.height,
-                    cal_w: cw,
-                    cal_h: ch,
-                });
-            }
-            self.checked = true;
+        let [cw, ch] = self.camera_size;
+        let (w, h) = (frame.image.cols(), frame.image.rows());
+        if w as u32 != cw || h as u32 != ch {
+            return Err(TopViewError::SizeMismatch {
+                video: self.source.spec().to_string(),
+                frame_w: w,
+                frame_h: h,
+                cal_w: cw,
+                cal_h: ch,
+            });
         }
         Ok(Some(CameraFrame {
             index: frame.index,
             image: frame.image,
         }))
     }
+}
+
+/// A decoded frame and its coarse view (on the coarse grid, channels in the frame's
+/// order).
+pub struct Viewed {
+    pub frame: CameraFrame,
+    pub coarse: Mat,
+}
+
+/// Frames with their coarse views, in order, as [`stream_views`] makes them.
+pub struct ViewStream {
+    ready: Vec<std::sync::mpsc::Receiver<Result<Viewed, TopViewError>>>,
+    next: usize,
+}
+
+impl Iterator for ViewStream {
+    type Item = Result<Viewed, TopViewError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let from = self.ready.get(self.next % self.ready.len().max(1))?;
+        self.next += 1;
+        // A closed channel: that worker has no frame `next`, so the video ended.
+        from.recv().ok()
+    }
+}
+
+/// Frame buffers done with, handed back so that the next frames are decoded into
+/// memory already mapped (a fresh 1280x720 frame costs hundreds of page faults).
+#[derive(Default)]
+pub struct FramePool(std::sync::Mutex<Vec<Mat>>);
+
+impl FramePool {
+    /// Hands a frame's buffer back.
+    pub fn give(&self, image: Mat) {
+        if let Ok(mut pool) = self.0.lock() {
+            pool.push(image);
+        }
+    }
+
+    fn take(&self) -> Mat {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|mut pool| pool.pop())
+            .unwrap_or_default()
+    }
+}
+
+/// Decodes `reader`'s frames on a thread of its own (OpenCV's capture: one frame
+/// after another) and makes their coarse views on `workers` threads (frame k on
+/// worker k mod `workers`, so they come back in order), at most about `ahead`
+/// frames before the caller takes them. Dropping the stream stops all of them.
+pub fn stream_views<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    mut reader: FrameReader,
+    coarse: &'scope TopViews,
+    pool: &'scope FramePool,
+    workers: usize,
+    ahead: usize,
+) -> ViewStream {
+    let workers = workers.max(1);
+    let depth = ahead.div_ceil(workers).max(1);
+    let mut inputs = Vec::new();
+    let mut ready = Vec::new();
+    for _ in 0..workers {
+        let (to_worker, work) =
+            std::sync::mpsc::sync_channel::<Result<CameraFrame, TopViewError>>(depth);
+        let (done, from_worker) = std::sync::mpsc::sync_channel(depth);
+        inputs.push(to_worker);
+        ready.push(from_worker);
+        scope.spawn(move || {
+            for frame in work {
+                let item = frame.and_then(|frame| {
+                    let view = coarse.whole(&frame.image)?;
+                    Ok(Viewed {
+                        frame,
+                        coarse: view,
+                    })
+                });
+                let failed = item.is_err();
+                // A closed channel means the caller gave up: stop.
+                if done.send(item).is_err() || failed {
+                    break;
+                }
+            }
+        });
+    }
+    scope.spawn(move || {
+        for k in 0.. {
+            let Some(frame) = reader.next_frame_into(pool.take()).transpose() else {
+                break;
+            };
+            let failed = frame.is_err();
+            if inputs[k % workers].send(frame).is_err() || failed {
+                break;
+            }
+        }
+    });
+    ViewStream { ready, next: 0 }
 }
 
 /// Top-down views of the table at one scale: the whole view or a part of it.
@@ -123,10 +224,9 @@ impl TopViews {
         self.grid
     }
 
-    /// The whole view, BGR bytes laid out as `grid()` says.
-    pub fn whole(&self, frame: &Mat) -> Result<Vec<u8>, TopViewError> {
-        let top = self.rectifier.rectify(frame)?;
-        Ok(top.data_bytes()?.to_vec())
+    /// The whole view, pixels laid out as `grid()` says (channels as in `frame`).
+    pub fn whole(&self, frame: &Mat) -> Result<Mat, TopViewError> {
+        Ok(self.rectifier.rectify(frame)?)
     }
 
     /// The part of the view covering `region` (clipped to the view) and its grid;
@@ -135,7 +235,7 @@ impl TopViews {
         &self,
         frame: &Mat,
         region: &MmBox,
-    ) -> Result<Option<(TopGrid, Vec<u8>)>, TopViewError> {
+    ) -> Result<Option<(TopGrid, Mat)>, TopViewError> {
         let g = &self.grid;
         let (ua, va) = g.px_from_table(region.min);
         let (ub, vb) = g.px_from_table(region.max);
@@ -158,7 +258,7 @@ impl TopViews {
             origin_mm: g.table_from_px(u0 as f64, v0 as f64),
             ..*g
         };
-        Ok(Some((grid, top.data_bytes()?.to_vec())))
+        Ok(Some((grid, top)))
     }
 }
 
@@ -190,7 +290,8 @@ pub struct LookStats {
 /// Decides for each frame where to look, looks there, and keeps what it saw.
 pub struct Watcher {
     views: TopViews,
-    gate: ChangeGate,
+    /// The box of the gate's whole coarse view.
+    whole: MmBox,
     detector: Detector,
     footprint: FishFootprint,
     players: usize,
@@ -205,6 +306,117 @@ pub struct Watcher {
     always_whole: bool,
 }
 
+/// The change gate of a [`Watcher`], run apart from it (on a thread of its own in
+/// `analyse`): it compares each frame's coarse view with the reference and the
+/// previous frame, and takes a new reference exactly where the watcher takes a new
+/// reference look. That place does not depend on what the looks find: the first
+/// frame, and then any settled frame that differs from the reference (it is looked
+/// at, part or whole, and being settled makes it the reference); with
+/// `always_whole`, any settled frame. So the gate can run ahead of the looks.
+pub struct FrameGate {
+    gate: ChangeGate,
+    always_whole: bool,
+    started: bool,
+}
+
+impl FrameGate {
+    pub fn new(coarse_grid: TopGrid, always_whole: bool) -> FrameGate {
+        FrameGate {
+            gate: ChangeGate::new(coarse_grid, GateConfig::default()),
+            always_whole,
+            started: false,
+        }
+    }
+
+    /// Whether the next frame will be looked at whatever it shows: the first one, or
+    /// every one with `always_whole`. Any other only when it differs from the reference.
+    pub fn needs_image(&self) -> bool {
+        self.always_whole || !self.started
+    }
+
+    /// What changed in the next frame, whose coarse view is `coarse`.
+    pub fn observe(&mut self, coarse: &[u8]) -> Change {
+        let change = self.gate.observe(coarse);
+        let looked_afresh = !self.started
+            || (change.settled && (self.always_whole || change.since_reference.is_some()));
+        if looked_afresh {
+            self.gate.rebase();
+        }
+        self.started = true;
+        change
+    }
+}
+
+/// A frame past the gate: what changed in it, and its image unless no look will
+/// need it.
+pub struct Gated {
+    pub index: FrameIdx,
+    pub change: Change,
+    pub frame: Option<CameraFrame>,
+}
+
+/// Frames past the gate, in order ([`gate_views`]).
+pub struct GatedStream {
+    gated: std::sync::mpsc::Receiver<Result<Gated, TopViewError>>,
+    tokens: std::sync::mpsc::SyncSender<()>,
+}
+
+impl GatedStream {
+    /// The next frame, `None` at the end.
+    pub fn next_frame(&mut self) -> Option<Result<Gated, TopViewError>> {
+        self.gated.recv().ok()
+    }
+
+    /// Says a frame's image is done with: the gate may hand over another.
+    pub fn done_with_image(&self) {
+        let _ = self.tokens.try_send(());
+    }
+}
+
+/// Runs `gate` over `views` on a thread of its own and hands each frame on with what
+/// changed in it. A frame that no look will need (it matches the reference) goes on
+/// without its image, so the gate can run far ahead of the looks (up to
+/// `frames_ahead`) while the table is still, with at most `images_ahead` images
+/// waiting (memory stays flat): the decoding threads keep the second core busy while
+/// this thread's caller looks at a moving table. The coarse views end here.
+pub fn gate_views<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    views: ViewStream,
+    mut gate: FrameGate,
+    frames_ahead: usize,
+    images_ahead: usize,
+) -> GatedStream {
+    let (to_looks, gated) = std::sync::mpsc::sync_channel(frames_ahead.max(1));
+    let images_ahead = images_ahead.max(1);
+    let (tokens, budget) = std::sync::mpsc::sync_channel(images_ahead);
+    for _ in 0..images_ahead {
+        let _ = tokens.try_send(());
+    }
+    scope.spawn(move || {
+        for item in views {
+            let item = item.and_then(|Viewed { frame, coarse }| {
+                let needs_image = gate.needs_image();
+                let change = gate.observe(coarse.data_bytes()?);
+                let keep = needs_image || change.since_reference.is_some();
+                Ok(Gated {
+                    index: frame.index,
+                    change,
+                    frame: keep.then_some(frame),
+                })
+            });
+            // An image waits for room; a closed budget means the looks gave up.
+            if matches!(&item, Ok(Gated { frame: Some(_), .. })) && budget.recv().is_err() {
+                break;
+            }
+            let failed = item.is_err();
+            if to_looks.send(item).is_err() || failed {
+                break;
+            }
+        }
+    });
+    GatedStream { gated, tokens }
+}
+
 /// Grown around a change so that what moved there is seen whole, mm.
 const REGION_MARGIN_MM: f64 = 12.0;
 /// Above this share of the whole view a part costs as much as the whole.
@@ -214,7 +426,7 @@ impl Watcher {
     pub fn new(views: TopViews, coarse_grid: TopGrid, detector: Detector, players: usize) -> Self {
         Watcher {
             views,
-            gate: ChangeGate::new(coarse_grid, GateConfig::default()),
+            whole: ChangeGate::new(coarse_grid, GateConfig::default()).whole(),
             footprint: detector.footprint().clone(),
             detector,
             players,
@@ -249,14 +461,20 @@ impl Watcher {
         }
     }
 
-    /// Everything seen in `frame`, whose coarse view (on the gate's grid) is `coarse`.
-    pub fn look(&mut self, frame: &Mat, coarse: &[u8]) -> Result<Sightings, TopViewError> {
-        let change = self.gate.observe(coarse);
+    /// Everything seen in `frame`, where a [`FrameGate`] (of the same `always_whole`)
+    /// saw `change`.
+    /// `frame` may be missing only where the gate said no look needs it.
+    pub fn look(
+        &mut self,
+        frame: Option<&CameraFrame>,
+        change: &Change,
+    ) -> Result<Sightings, TopViewError> {
+        let frame = || frame.ok_or(TopViewError::NoImage);
         let whole_px = (self.views.grid.width * self.views.grid.height) as f64;
         self.pixels_all += whole_px;
         let (seen, kind) = match (&self.reference, change.since_reference) {
-            _ if self.always_whole => (self.look_whole(frame)?, LookKind::Whole),
-            (None, _) => (self.look_whole(frame)?, LookKind::Whole),
+            _ if self.always_whole => (self.look_whole(frame()?)?, LookKind::Whole),
+            (None, _) => (self.look_whole(frame()?)?, LookKind::Whole),
             (Some(reference), None) => (reference.clone(), LookKind::Reused),
             (Some(reference), Some(changed)) => {
                 let before: Vec<&Sightings> = std::iter::once(reference)
@@ -272,13 +490,12 @@ impl Watcher {
                 } else {
                     let region =
                         watch::region_to_look(&changed, &before, &self.footprint, REGION_MARGIN_MM);
-                    let whole = self.gate.whole();
-                    let share = area(&region) / area(&whole);
+                    let share = area(&region) / area(&self.whole);
                     if share > WHOLE_VIEW_SHARE {
-                        (self.look_whole(frame)?, LookKind::Whole)
+                        (self.look_whole(frame()?)?, LookKind::Whole)
                     } else {
                         (
-                            self.look_part(frame, &region, !change.settled)?,
+                            self.look_part(frame()?, &region, !change.settled)?,
                             LookKind::Part,
                         )
                     }
@@ -294,9 +511,9 @@ impl Watcher {
             }
         }
         if kind != LookKind::Reused && (change.settled || self.reference.is_none()) {
-            // A settled scene, looked at afresh, is the new reference.
+            // A settled scene, looked at afresh, is the new reference (the gate
+            // rebased on this frame: see `FrameGate::observe`).
             self.reference = Some(seen.clone());
-            self.gate.rebase();
         }
         self.previous = Some(seen.clone());
         Ok(seen)
@@ -318,13 +535,13 @@ impl Watcher {
         }
     }
 
-    fn look_whole(&mut self, frame: &Mat) -> Result<Sightings, TopViewError> {
-        let bytes = self.views.whole(frame)?;
+    fn look_whole(&mut self, frame: &CameraFrame) -> Result<Sightings, TopViewError> {
+        let top = self.views.whole(&frame.image)?;
         let hints = self.hints(false, false);
         Ok(self.detector.detect_with(
             &TopView {
                 grid: self.views.grid,
-                rgb: &bytes,
+                rgb: top.data_bytes()?,
                 bgr: true,
             },
             &hints,
@@ -333,18 +550,18 @@ impl Watcher {
 
     fn look_part(
         &mut self,
-        frame: &Mat,
+        frame: &CameraFrame,
         region: &MmBox,
         quick: bool,
     ) -> Result<Sightings, TopViewError> {
         let hints = self.hints(true, quick);
-        let fresh = match self.views.part(frame, region)? {
-            Some((grid, bytes)) => {
+        let fresh = match self.views.part(&frame.image, region)? {
+            Some((grid, top)) => {
                 self.pixels_seen += (grid.width * grid.height) as f64;
                 self.detector.detect_with(
                     &TopView {
                         grid,
-                        rgb: &bytes,
+                        rgb: top.data_bytes()?,
                         bgr: true,
                     },
                     &hints,
