@@ -27,7 +27,7 @@ use crate::vision::topview::{
 /// frames a look needs keep their image): enough to ride out a burst of slow frames,
 /// few enough that memory stays flat however long the video (a 1280x720 frame is
 /// 2.8 MB, its coarse view 0.6 MB).
-const FRAMES_AHEAD: usize = 16;
+const FRAMES_AHEAD: usize = 8;
 /// Frames past the change gate waiting for their look (those without an image
 /// cost a few bytes): while this thread works through a moving table, the other
 /// core decodes the still frames after it.

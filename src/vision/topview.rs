@@ -160,8 +160,9 @@ pub fn stream_views<'scope>(
     let mut inputs = Vec::new();
     let mut ready = Vec::new();
     for _ in 0..workers {
+        // One frame waiting for each worker is enough: decoding is the slower half.
         let (to_worker, work) =
-            std::sync::mpsc::sync_channel::<Result<CameraFrame, TopViewError>>(depth);
+            std::sync::mpsc::sync_channel::<Result<CameraFrame, TopViewError>>(1);
         let (done, from_worker) = std::sync::mpsc::sync_channel(depth);
         inputs.push(to_worker);
         ready.push(from_worker);
