@@ -313,27 +313,36 @@ impl Template {
         let step = 0.25;
         let r = footprint.reach();
         let placed = footprint.placed(&Pose::fish(0.0, 0.0, 0.0));
-        let mut pts = Vec::new();
-        let mut hole = Vec::new();
+        // Grid points (i, j) at `step` mm, on the material and in the hole.
+        let mut on = Vec::new();
+        let mut hole_ij = Vec::new();
         let n = (r / step).ceil() as i64;
         for i in -n..=n {
             for j in -n..=n {
                 let p = Point::new(i as f64 * step, j as f64 * step);
                 if placed.covers(p) {
-                    pts.push(p.coords);
-                } else if p.coords.norm() < footprint.hole_radius() - 1.5
-                    && i % 4 == 0
-                    && j % 4 == 0
-                {
-                    hole.push(p.coords);
+                    on.push((i, j));
+                } else if p.coords.norm() < footprint.hole_radius() - 1.5 {
+                    hole_ij.push((i, j));
                 }
             }
         }
+        let at = |(i, j): (i64, i64)| Vector::new(i as f64 * step, j as f64 * step);
+        let pts: Vec<Vector> = on.iter().map(|&ij| at(ij)).collect();
         let (area, centroid, cov) = moments(pts.iter().map(|p| (*p, step * step)));
         let (axis, elongation) = axis_of(&cov);
-        // Agreement samples: a thinned set keeps refinement cheap.
-        let thin = |v: Vec<Vector>, k: usize| v.into_iter().step_by(k.max(1)).collect::<Vec<_>>();
-        let k = (pts.len() / 400).max(1);
+        // Agreement samples: a coarser square grid keeps refinement cheap. A square
+        // grid through the hole centre samples the tag evenly in every direction (so
+        // the fit has no favoured turn); taking every k-th point in scan order would
+        // lay a sheared lattice that pulls the angle one way.
+        let thin = |ij: &[(i64, i64)], about: usize| -> Vec<Vector> {
+            let m = ((ij.len() as f64 / about.max(1) as f64).sqrt().round() as i64).max(1);
+            ij.iter()
+                .filter(|(i, j)| i % m == 0 && j % m == 0)
+                .map(|&p| at(p))
+                .collect()
+        };
+        let hole = thin(&hole_ij, hole_ij.len() / 16);
         let raster_step = 0.5;
         let raster_half = r + 1.0;
         let raster_side = (2.0 * raster_half / raster_step).ceil() as usize + 1;
@@ -352,20 +361,20 @@ impl Template {
                 raster[v * raster_side + u] = near as u8;
             }
         }
-        let coarse_material = thin(pts.clone(), (pts.len() / 100).max(1));
-        let rim: Vec<Vector> = pts
+        let coarse_material = thin(&on, 100);
+        let rim_ij: Vec<(i64, i64)> = on
             .iter()
-            .filter(|p| p.norm() < footprint.hole_radius() + 4.0)
+            .filter(|&&ij| at(ij).norm() < footprint.hole_radius() + 4.0)
             .copied()
             .collect();
-        let rim = thin(rim.clone(), (rim.len() / 60).max(1));
-        let coarse_hole = thin(hole.clone(), (hole.len() / 30).max(1));
+        let rim = thin(&rim_ij, 60);
+        let coarse_hole = thin(&hole_ij, 30);
         Template {
             area,
             centroid,
             axis,
             elongation,
-            material: thin(pts, k),
+            material: thin(&on, 400),
             hole,
             rim,
             coarse_material,

@@ -42,7 +42,8 @@ pub struct TrackerConfig {
     pub friction_decel_mm_s2: f64,
     /// Coin–coin restitution for the collision-aware prediction.
     pub restitution: f64,
-    /// The fastest an item is expected to move (a coin thrown out of a hole), mm/s.
+    /// The fastest an item is expected to move (a hard flick, a coin thrown out of a
+    /// hole), mm/s.
     pub max_speed_mm_s: f64,
     /// Below this an item counts as at rest (then a sudden kick is allowed for).
     pub still_speed_mm_s: f64,
@@ -99,7 +100,7 @@ impl TrackerConfig {
             coin_radius: items.coin.radius,
             friction_decel_mm_s2: 2000.0,
             restitution: 0.9,
-            max_speed_mm_s: 3000.0,
+            max_speed_mm_s: 5000.0,
             still_speed_mm_s: 40.0,
             gate_base_mm: 10.0,
             lost_gate_max_mm: 250.0,
