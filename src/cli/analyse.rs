@@ -23,11 +23,15 @@ use crate::vision::topview::{
     TopViews, Watcher, COARSE_MM_PER_PX,
 };
 
-/// Decoded frames waiting, before the change gate and again after it (where only
-/// frames a look needs keep their image): enough to ride out a burst of slow frames,
-/// few enough that memory stays flat however long the video (a 1280x720 frame is
-/// 2.8 MB, its coarse view 0.6 MB).
+/// Decoded frames waiting for the change gate, with their coarse views (a 1280x720
+/// frame is 2.8 MB, its coarse view 0.6 MB).
 const FRAMES_AHEAD: usize = 8;
+/// Images past the gate waiting for their look (only frames a look needs keep
+/// theirs): enough that the decoding runs on well ahead while this thread works
+/// through a moving table, few enough that memory stays flat however long the video
+/// (8: 2.16 s and 187 MB on the bundled-size match; 16: 1.98 s, 208 MB; 40: 1.92 s,
+/// 273 MB).
+const IMAGES_AHEAD: usize = 16;
 /// Frames past the change gate waiting for their look (those without an image
 /// cost a few bytes): while this thread works through a moving table, the other
 /// core decodes the still frames after it.
@@ -492,10 +496,13 @@ fn analyse_one(
     // through without an image cost nothing to keep, so while this thread works
     // through a moving table the decoding runs on through the still table after it.
     let pool = FramePool::default();
+    // The stages below already keep both cores busy; OpenCV's own thread pool
+    // (splitting each remap) would only add hand-offs between them.
+    opencv::core::set_num_threads(1).context("OpenCV threads")?;
     let stats = std::thread::scope(|scope| -> anyhow::Result<LookStats> {
         let views = stream_views(scope, reader, &coarse, &pool, COARSE_WORKERS, FRAMES_AHEAD);
         let gate = FrameGate::new(coarse.grid(), setup.every_frame);
-        let mut gated = gate_views(scope, views, gate, GATED_AHEAD, FRAMES_AHEAD);
+        let mut gated = gate_views(scope, views, gate, GATED_AHEAD, IMAGES_AHEAD);
         // Built while the first frames decode.
         let full = TopViews::new(&setup.calibration, setup.mm_per_px, VIEW_MARGIN_MM)?;
         let colours: Vec<[u8; 3]> = setup

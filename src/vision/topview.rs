@@ -1,7 +1,10 @@
 //! Video frames → top-down views of the table for the detector, and the watcher that
 //! decides per frame how much of that view to look at: decode (`capture`), a cheap
 //! coarse view for the change gate (`watch`), and a full-scale `remap` of only the
-//! part of the table that changed, handed to `detect`.
+//! part of the table that changed, handed to `detect`. The stages run on threads of
+//! their own, in frame order: decoding and coarse views ([`stream_views`]), the gate
+//! ([`gate_views`], [`FrameGate`]: it never waits for a look), then the looks
+//! ([`Watcher`]) on the caller's thread.
 //! Uses: capture, rectify, detect, watch, calibration.
 
 use super::capture::{CaptureError, FrameSource};
