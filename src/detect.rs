@@ -927,7 +927,12 @@ impl Detector {
             // Partly hidden or round: the moments say little; try every 30 degrees too,
             // about the blob's centroid and about the hole if one is seen: the round
             // hole with its rim pins the tag's position whichever way round it lies.
-            let hole = self.find_hole(g, player, &pts);
+            // Not while things move: blur smears the hole, and a look must keep pace.
+            let hole = if quick {
+                None
+            } else {
+                self.find_hole(g, player, &pts)
+            };
             for a in 0..12 {
                 let theta = a as f64 * std::f64::consts::TAU / 12.0;
                 starts.push(at_centroid(theta));
@@ -954,8 +959,10 @@ impl Detector {
             let fit = self.agreement(g, player, &start, &blob, quick);
             let (pose, fit) = self.refine(g, player, start, fit, &blob, quick);
             candidates.push((fit, pose));
-            // A wholly seen tag that fits well has no other reading.
-            if fully_seen && fit >= GOOD_FIT {
+            // A wholly seen tag that fits well has no other reading; while things move
+            // the first good reading is taken too (the readings of a partly hidden tag
+            // are weighed against its track only at rest, below).
+            if (fully_seen || quick) && fit >= GOOD_FIT {
                 break;
             }
         }
