@@ -161,3 +161,25 @@ fn a_player_whose_colour_never_shows_is_named_and_the_record_still_written() {
     );
     assert!(d.join("record.json").exists(), "the record is kept");
 }
+
+#[test]
+fn a_missing_game_file_is_one_line_that_gives_the_reason_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("no-such-game.json");
+    let (code, _, err) = run(&[
+        "analyse",
+        "--game",
+        s(&missing),
+        "-o",
+        s(&dir.path().join("r.json")),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let lines = error_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("no-such-game.json"), "{err}");
+    assert_eq!(
+        lines[0].matches("No such file or directory").count(),
+        1,
+        "the reason said once: {err}"
+    );
+}

@@ -51,11 +51,27 @@ pub fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            // One line: the context chain joined by ": ".
-            eprintln!("fishtrack: error: {err:#}");
+            eprintln!("fishtrack: error: {}", one_line(&err));
             ExitCode::from(1)
         }
     }
+}
+
+/// An error and its causes as one line joined by ": ". A cause whose text its
+/// error already quotes (`"cannot read {path}: {source}"`) is not said twice.
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 /// OpenCV's GStreamer backend and its logger print pages of warnings on a file they
