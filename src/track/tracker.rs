@@ -602,22 +602,16 @@ impl Tracker {
         if !fish_drop.iter().chain(&coin_drop).any(|&d| d) {
             return None;
         }
-        let keep = |drop: &[bool], i: usize| !drop[i];
+        fn kept<T: Clone>(all: &[T], drop: &[bool]) -> Vec<T> {
+            all.iter()
+                .zip(drop)
+                .filter(|(_, &d)| !d)
+                .map(|(x, _)| x.clone())
+                .collect()
+        }
         let mut out = dets.clone();
-        out.fish = dets
-            .fish
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| keep(&fish_drop, *i))
-            .map(|(_, d)| d.clone())
-            .collect();
-        out.coins = dets
-            .coins
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| keep(&coin_drop, *i))
-            .map(|(_, d)| d.clone())
-            .collect();
+        out.fish = kept(&dets.fish, &fish_drop);
+        out.coins = kept(&dets.coins, &coin_drop);
         Some(out)
     }
 
