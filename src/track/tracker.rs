@@ -1,10 +1,12 @@
 //! The tracker state machine: one [`Tracker::update`] per video frame (also when
 //! nothing was detected) turns [`FrameDetections`] into a [`TrackFrame`] of every
-//! item's identity, pose and state. Steps per frame: 1 predict (friction, equal-disc
-//! collisions, hold what a hand hides), 2 gate + cost, 3 assign, 4 update matched,
-//! 5 unmatched tracks (lost, hidden, off the table), 6 births, 7 confirmation and
-//! identity (colour for fish, hole or start state for coins, put-backs revive the
-//! old track), 8 fish colour hysteresis. Uses: model, config, geometry, record.
+//! item's identity, pose and state. Steps per frame: 0 drop scenery (sightings that
+//! sit still beyond the edge), 1 predict (friction, equal-disc collisions, hold what
+//! a hand hides), 2 gate + cost, 3 assign, 4 update matched, 5 unmatched tracks
+//! (lost, hidden, off the table), 6 births, 7 confirmation and identity (colour for
+//! fish, hole or start state for coins, put-backs revive the old track), 8 fish
+//! colour hysteresis, 9 a loose coin named by elimination (one coin per player).
+//! Uses: model, config, geometry, record.
 
 use super::assign::assign;
 use super::detections::{FishDetection, FrameDetections, Streak};
@@ -146,6 +148,8 @@ impl TrackerConfig {
             ("max_match_cost_mm", self.max_match_cost_mm),
             ("confirm_s", self.confirm_s),
             ("identity_hold_s", self.identity_hold_s),
+            ("scenery_after_s", self.scenery_after_s),
+            ("scenery_tolerance_mm", self.scenery_tolerance_mm),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(TrackError::BadSetting { name, value });
@@ -437,6 +441,8 @@ impl Tracker {
         };
         self.last_frame = Some(frame);
         let mut events = Vec::new();
+
+        // Step 0: scenery out.
         let without_scenery = self.drop_scenery(frame, dets);
         let dets = without_scenery.as_ref().unwrap_or(dets);
 
