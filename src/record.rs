@@ -111,7 +111,10 @@ pub struct Shot {
     pub index: usize,
     /// Whose move it was (the mover by turn order).
     pub player: PlayerIdx,
+    /// The frame the flick was struck in: the last one in which everything still lay
+    /// at rest (the simulator's truth counts it the same way).
     pub flick_frame: FrameIdx,
+    /// The first frame in which every item on the table is still again.
     pub rest_frame: FrameIdx,
     /// The item seen to move first (R11 1.1 / 3 evidence); absent if unseen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
