@@ -1813,6 +1813,41 @@ mod tests {
         }
     }
 
+    /// The fit has no favoured turn: over tags at many angles and sub-pixel offsets,
+    /// the signed angle errors average out (a template sampled on a sheared lattice
+    /// read every tag about 0.3° clockwise).
+    #[test]
+    fn fish_angles_carry_no_bias() {
+        let items = Items::default_set();
+        let table = Table::rectangle(200.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let red = [200, 30, 40];
+        let mut errors = Vec::new();
+        for k in 0..16 {
+            let theta = -3.0 + 0.37 * k as f64;
+            let truth = Pose::fish(100.0 + 0.13 * k as f64, 95.0 + 0.29 * (k % 5) as f64, theta);
+            let rgb = draw(&grid, &items, &[(truth, red)], &[], None);
+            let mut det = Detector::new(&items, &[red], table.clone(), DetectorConfig::default());
+            let s = det.detect(&TopView {
+                grid: grid.clone(),
+                rgb: &rgb,
+                bgr: false,
+            });
+            assert_eq!(s.fish.len(), 1, "{s:?}");
+            errors.push(wrap_angle(s.fish[0].pose.angle() - theta).to_degrees());
+        }
+        let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+        eprintln!("signed angle errors (deg): {errors:.3?}, mean {mean:.3}");
+        assert!(
+            mean.abs() < 0.1,
+            "mean signed angle error {mean:.3}° ({errors:.3?})"
+        );
+        assert!(
+            errors.iter().all(|e| e.abs() < 0.5),
+            "an angle off by 0.5° or more: {errors:.3?}"
+        );
+    }
+
     #[test]
     fn a_hand_is_an_occluder_and_a_half_hidden_fish_is_still_found() {
         let items = Items::default_set();
