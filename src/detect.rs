@@ -1829,7 +1829,7 @@ mod tests {
             let rgb = draw(&grid, &items, &[(truth, red)], &[], None);
             let mut det = Detector::new(&items, &[red], table.clone(), DetectorConfig::default());
             let s = det.detect(&TopView {
-                grid: grid.clone(),
+                grid,
                 rgb: &rgb,
                 bgr: false,
             });
