@@ -4,20 +4,10 @@
 //! gets one clear line; exit code 1 where nothing useful remains.
 #![cfg(feature = "opencv")]
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
-        .args(args)
-        .output()
-        .expect("run fishtrack");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run;
+use std::path::Path;
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")

@@ -3,28 +3,18 @@
 //! command end to end on a drawn frame with clicked corners.
 #![cfg(feature = "opencv")]
 
+mod common;
+
+use common::run;
 use fishtrack::calibration::{CameraIntrinsics, TableCalibration};
 use nalgebra::Point2;
 use opencv::core::{Mat, Point, Rect, Scalar, Vector, CV_8UC3};
 use opencv::{imgcodecs, imgproc};
 use std::path::Path;
-use std::process::Command;
-
-fn fishtrack(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Exit code 1 and exactly one line on stderr containing every `needle`.
 fn assert_fails_with(args: &[&str], needles: &[&str]) {
-    let (code, _, stderr) = fishtrack(args);
+    let (code, _, stderr) = run(args);
     assert_eq!(code, 1, "{args:?}: {stderr}");
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{args:?}: not one line: {stderr}");
@@ -242,7 +232,7 @@ fn table_from_given_corners_writes_table_and_check_picture() {
         .map(|(u, v)| format!("{u},{v}"))
         .collect::<Vec<_>>()
         .join(";");
-    let (code, stdout, stderr) = fishtrack(&[
+    let (code, stdout, stderr) = run(&[
         "calibrate",
         "table",
         "--image",

@@ -3,21 +3,9 @@
 //! evaluated, the table has a row per clip and the totals, the JSON totals are the
 //! pooled clips, and a second run keeps the rendered videos.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn fishtrack(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run fishtrack");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run_in;
 
 /// A one-shot scene with short pauses, so that its clip is a handful of frames.
 const TINY_SCENARIO: &str = r##"{
@@ -62,7 +50,7 @@ fn a_two_clip_suite_runs_end_to_end_and_pools_its_totals() {
     std::fs::write(dir.path().join("set/scenes/three.json"), THREE_SCENARIO).unwrap();
     std::fs::write(dir.path().join("set/suite.json"), SUITE).unwrap();
 
-    let (code, table, err) = fishtrack(
+    let (code, table, err) = run_in(
         &["eval", "--suite", "set/suite.json", "--work", "work"],
         dir.path(),
     );
@@ -93,7 +81,7 @@ fn a_two_clip_suite_runs_end_to_end_and_pools_its_totals() {
     assert!(err.contains("tiny-hand:"), "no progress line:\n{err}");
 
     // Again, as JSON, keeping the videos and records: the totals are the clips pooled.
-    let (code, json, err) = fishtrack(
+    let (code, json, err) = run_in(
         &[
             "eval",
             "--suite",
@@ -146,7 +134,7 @@ fn a_two_clip_suite_runs_end_to_end_and_pools_its_totals() {
     assert_eq!(v["clips_failed"], 0);
 
     // A clip the suite does not have: one line, exit 1.
-    let (code, _, err) = fishtrack(
+    let (code, _, err) = run_in(
         &[
             "eval",
             "--suite",

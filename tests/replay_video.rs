@@ -65,6 +65,23 @@ fn replay(args: &[&str]) -> std::process::Output {
         .expect("run fishtrack")
 }
 
+/// `fishtrack replay` of the test record over `video` with the test table, `extra`
+/// options and output folder `out`; it must succeed.
+fn replay_test_record(video: &Path, extra: &[&str], out: &Path) {
+    let (rec, table) = (data("record.json"), data("table.json"));
+    let mut args = vec![
+        rec.to_str().unwrap(),
+        "--video",
+        video.to_str().unwrap(),
+        "--table",
+        table.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args.extend(["-o", out.to_str().unwrap()]);
+    let o = replay(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 fn setup() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let video = dir.path().join("match.avi");
@@ -76,16 +93,7 @@ fn setup() -> (tempfile::TempDir, PathBuf) {
 fn annotated_video_has_input_frame_count_and_size_and_marks_the_exit() {
     let (dir, video) = setup();
     let out = dir.path().join("out");
-    let o = replay(&[
-        data("record.json").to_str().unwrap(),
-        "--video",
-        video.to_str().unwrap(),
-        "--table",
-        data("table.json").to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    replay_test_record(&video, &[], &out);
     let input = read_frames(&video);
     let frames = read_frames(&out.join("annotated.avi"));
     assert_eq!(frames.len(), input.len());
@@ -125,16 +133,7 @@ fn mp4v_mp4_input_is_accepted_and_annotated() {
     let video = dir.path().join("match.mp4");
     make_video_as(&video, ['m', 'p', '4', 'v'], 320, 240, 20);
     let out = dir.path().join("out");
-    let o = replay(&[
-        data("record.json").to_str().unwrap(),
-        "--video",
-        video.to_str().unwrap(),
-        "--table",
-        data("table.json").to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    replay_test_record(&video, &[], &out);
     let frames = read_frames(&out.join("annotated.avi"));
     assert_eq!(frames.len(), 20);
     let px = |m: &Mat| *m.at_2d::<Vec3b>(72, 300).unwrap();
@@ -147,27 +146,11 @@ fn mp4v_mp4_input_is_accepted_and_annotated() {
 fn slow_repeats_flick_frames_and_shot_cuts_one_shot() {
     let (dir, video) = setup();
     let out = dir.path().join("slow");
-    let table = data("table.json");
-    let common = [
-        "--video",
-        video.to_str().unwrap(),
-        "--table",
-        table.to_str().unwrap(),
-    ];
-    let rec = data("record.json");
-    let mut args = vec![rec.to_str().unwrap()];
-    args.extend(common);
-    args.extend(["--slow", "4", "-o", out.to_str().unwrap()]);
-    let o = replay(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    replay_test_record(&video, &["--slow", "4"], &out);
     // Shot 0 moves over frames 3..=9, shot 1 over 12..=17: 13 frames written 4 times.
     assert_eq!(read_frames(&out.join("annotated.avi")).len(), 20 + 3 * 13);
 
-    let mut args = vec![rec.to_str().unwrap()];
-    args.extend(common);
-    args.extend(["--shot", "1", "-o", out.to_str().unwrap()]);
-    let o = replay(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    replay_test_record(&video, &["--shot", "1"], &out);
     // From the previous rest (frame 9) + 1 to the end of the clip: frames 10..=19.
     let one = read_frames(&out.join("annotated_shot1.avi"));
     assert_eq!(one.len(), 10);

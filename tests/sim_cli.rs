@@ -1,18 +1,9 @@
 //! `fishtrack simulate` through the binary: bad input gives one clear line and
 //! exit code 1; a small run writes the video, truth and calibration files.
 
-use std::process::Command;
+mod common;
 
-fn run(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
-        .args(args)
-        .output()
-        .expect("run fishtrack");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run;
 
 fn one_error_line(code: i32, err: &str, needle: &str) {
     assert_eq!(code, 1, "{err}");
@@ -25,7 +16,7 @@ fn one_error_line(code: i32, err: &str, needle: &str) {
 #[test]
 fn unknown_scenario_is_one_line_exit_1() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, err) = run(&[
+    let (code, _, err) = run(&[
         "simulate",
         "--scenario",
         "no-such-thing",
@@ -45,7 +36,7 @@ fn overlapping_items_in_a_scenario_file_are_refused() {
                         "fish:1": {"x": 320, "y": 310, "theta": 1.0}, "coin:1": {"x": 600, "y": 300} } }"#,
     )
     .unwrap();
-    let (code, err) = run(&[
+    let (code, _, err) = run(&[
         "simulate",
         "--scenario",
         file.to_str().unwrap(),
@@ -58,7 +49,7 @@ fn overlapping_items_in_a_scenario_file_are_refused() {
 #[test]
 fn a_camera_that_cannot_see_the_table_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, err) = run(&[
+    let (code, _, err) = run(&[
         "simulate",
         "--scenario",
         "match",
@@ -68,7 +59,7 @@ fn a_camera_that_cannot_see_the_table_is_refused() {
         dir.path().to_str().unwrap(),
     ]);
     one_error_line(code, &err, "not in view");
-    let (code, err) = run(&[
+    let (code, _, err) = run(&[
         "simulate",
         "--scenario",
         "match",
@@ -85,7 +76,7 @@ fn a_camera_that_cannot_see_the_table_is_refused() {
 fn a_small_run_writes_video_truth_camera_and_table() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
-    let (code, err) = run(&[
+    let (code, _, err) = run(&[
         "simulate",
         "--scenario",
         "single-shot",
@@ -108,7 +99,7 @@ fn a_small_run_writes_video_truth_camera_and_table() {
     assert_eq!(table.camera.image_size, [192, 108]);
     // Calibration renders: a few chessboard views and the empty table.
     let cal = dir.path().join("cal");
-    let (code, err) = run(&[
+    let (code, _, err) = run(&[
         "simulate",
         "--scenario",
         "chessboard",
@@ -136,7 +127,7 @@ fn the_same_seed_gives_the_same_video() {
     let dir = tempfile::tempdir().unwrap();
     let render = |name: &str| {
         let out = dir.path().join(name);
-        let (code, err) = run(&[
+        let (code, _, err) = run(&[
             "simulate",
             "--scenario",
             "single-shot",
