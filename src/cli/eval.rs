@@ -7,6 +7,7 @@
 //! truth's scores), record, config; runs `simulate` and `analyse` as child processes
 //! of this same binary.
 
+use super::Rule;
 use anyhow::{bail, Context};
 use clap::Args;
 use rayon::prelude::*;
@@ -434,45 +435,11 @@ fn list_suite(
         sums[2].to_string(),
         sums[3].to_string(),
     ]);
-    print!("{}", layout(&rows, &[0, 1, 11], &[1, rows.len() - 1]));
+    print!(
+        "{}",
+        super::columns(&rows, &[0, 1, 11], &[1, rows.len() - 1], Rule::Whole)
+    );
     Ok(())
-}
-
-/// Rows as aligned text columns (those in `left` left-aligned, the others right),
-/// with a rule before the rows listed in `rules`.
-fn layout(rows: &[Vec<String>], left: &[usize], rules: &[usize]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for (i, row) in rows.iter().enumerate() {
-        if rules.contains(&i) {
-            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * columns.saturating_sub(1)));
-            out.push('\n');
-        }
-        let line: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, s)| {
-                let pad = widths[c].saturating_sub(s.chars().count());
-                if left.contains(&c) {
-                    format!("{s}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{s}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 /// The progress line of a finished clip.
@@ -787,7 +754,7 @@ fn suite_table(results: &[ClipResult], total: &Evaluation) -> String {
         "≤10", "-/≤1", "", "all", "all",
     ];
     rows.push(target.iter().map(|s| s.to_string()).collect());
-    layout(&rows, &[0], &[2, rows.len() - 2])
+    super::columns(&rows, &[0], &[2, rows.len() - 2], Rule::Whole)
 }
 
 /// The figure cells of one row, from shots to score agreement.

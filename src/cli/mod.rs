@@ -57,6 +57,64 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// How a rule between rows of [`columns`] is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rule {
+    /// One unbroken line across the table.
+    Whole,
+    /// A dash line under each column, the gaps left blank.
+    PerColumn,
+}
+
+/// Rows as aligned text columns (those in `left` left-aligned, the others right),
+/// with a rule before the rows listed in `rules` (`rows.len()`: after the last).
+pub(crate) fn columns(rows: &[Vec<String>], left: &[usize], rules: &[usize], rule: Rule) -> String {
+    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..count)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line_rule = match rule {
+        Rule::Whole => "-".repeat(widths.iter().sum::<usize>() + 2 * count.saturating_sub(1)),
+        Rule::PerColumn => widths
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .join("  "),
+    };
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        if rules.contains(&i) {
+            out.push_str(&line_rule);
+            out.push('\n');
+        }
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, s)| {
+                let pad = widths[c].saturating_sub(s.chars().count());
+                if left.contains(&c) {
+                    format!("{s}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{s}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    if rules.contains(&rows.len()) {
+        out.push_str(&line_rule);
+        out.push('\n');
+    }
+    out
+}
+
 /// An error and its causes as one line joined by ": ". A cause whose text its
 /// error already quotes (`"cannot read {path}: {source}"`) is not said twice.
 fn one_line(err: &anyhow::Error) -> String {

@@ -3,6 +3,7 @@
 //! flags, the record itself, or the bundled `calibration/`. Uses: rules, record,
 //! config, geometry.
 
+use super::Rule;
 use crate::config::{load_json, Game};
 use crate::geometry::Table;
 use crate::model::ItemId;
@@ -256,32 +257,8 @@ fn render(game: &Game, t: &ScoreTable) -> String {
         row.extend(r.totals.iter().map(|v| v.to_string()));
         rows.push(row);
     }
-    let cols = rows[0].len();
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for (k, row) in rows.iter().enumerate() {
-        let line: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                let pad = widths[c] - cell.chars().count();
-                if c >= 6 || c == 0 {
-                    format!("{}{cell}", " ".repeat(pad))
-                } else {
-                    format!("{cell}{}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-        if k == 0 {
-            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-            out.push_str(&rule.join("  "));
-            out.push('\n');
-        }
-    }
+    // Rule 1 is under the header, also when no shot follows it.
+    let mut out = super::columns(&rows, &[1, 2, 3, 4, 5], &[1], Rule::PerColumn);
     let totals: Vec<String> = t
         .players
         .iter()
