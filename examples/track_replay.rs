@@ -173,10 +173,7 @@ fn run() -> Result<(), String> {
             width: 0,
             height: 0,
         };
-        let (mut clip, next) = analysis.finish(info).map_err(|e| e.to_string())?;
-        for s in &mut clip.shots {
-            s.shift_frames(from);
-        }
+        let (clip, next) = analysis.finish(info).map_err(|e| e.to_string())?;
         if let Some(last) = clip.shots.last() {
             start = Some(StartState {
                 poses: last.end.clone(),
@@ -190,9 +187,7 @@ fn run() -> Result<(), String> {
         record = Some(match record {
             None => clip,
             Some(mut r) => {
-                r.shots.extend(clip.shots);
-                r.scores = clip.scores;
-                r.video.frames += clip.video.frames;
+                r.append_clip(clip);
                 r
             }
         });

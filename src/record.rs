@@ -273,6 +273,19 @@ impl Record {
         crate::config::save_json(self, path)
     }
 
+    /// Appends the record of the clip that came next (`analyse --chain`): its shots,
+    /// their frames counted on from this record's as if the clips were one video, its
+    /// final scores and its frames.
+    pub fn append_clip(&mut self, clip: Record) {
+        let offset = self.video.frames;
+        self.shots.extend(clip.shots.into_iter().map(|mut s| {
+            s.shift_frames(offset);
+            s
+        }));
+        self.scores = clip.scores;
+        self.video.frames += clip.video.frames;
+    }
+
     /// The fine policy recorded with the game, or none.
     pub fn fine_policy(&self) -> FinePolicy {
         self.game

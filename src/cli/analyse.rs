@@ -413,28 +413,18 @@ fn analyse_clips(
     let mut start = start;
     let mut merged: Option<Record> = None;
     let mut unseen_everywhere: Option<Vec<String>> = None;
-    // Frames of the clips before this one: the merged record counts frames from the
-    // first clip, as if the clips were one video.
-    let mut offset = 0u64;
     for video in videos {
-        let (mut record, state, unseen) = analyse_one(video, setup, start.as_ref())?;
+        let (record, state, unseen) = analyse_one(video, setup, start.as_ref())?;
         unseen_everywhere = Some(match unseen_everywhere {
             None => unseen,
             Some(u) => u.into_iter().filter(|n| unseen.contains(n)).collect(),
         });
         let next_poses = record.shots.last().map(|s| s.end.clone());
-        let clip_frames = record.video.frames;
-        for shot in &mut record.shots {
-            shot.shift_frames(offset);
-        }
-        offset += clip_frames;
         merged = Some(match merged {
             None => record,
             Some(mut m) => {
-                m.shots.extend(record.shots);
-                m.scores = record.scores;
-                m.video.frames += record.video.frames;
                 m.video.path = format!("{} + {}", m.video.path, record.video.path);
+                m.append_clip(record);
                 m
             }
         });
