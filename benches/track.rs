@@ -34,6 +34,7 @@ fn frames(n: u64) -> Vec<FrameDetections> {
                         player_scores: scores,
                         confidence: 0.9,
                         partly_hidden: false,
+                        exposure_share: None,
                     }
                 })
                 .collect();

@@ -85,6 +85,10 @@ pub struct FishSighting {
     pub visible_fraction: f64,
     /// Agreement of the placed footprint with the colour coverage, 0..1.
     pub fit: f64,
+    /// The share of the frame interval the shutter was open, read from the tag's
+    /// motion blur against its travel since the frame before (see
+    /// [`Detector::exposure_share`]); `None` when it was not measured.
+    pub exposure_share: Option<f64>,
 }
 
 /// A coin found in one frame.
@@ -170,6 +174,7 @@ impl Sightings {
                     player_scores: scores,
                     confidence: f.fit,
                     partly_hidden: f.visible_fraction < 0.9,
+                    exposure_share: f.exposure_share,
                 }
             })
             .collect();
@@ -217,6 +222,9 @@ pub struct Hints {
     /// Things are moving: fit poses to a quarter of a millimetre rather than to the
     /// last hundredth (motion blur leaves no more to find, and it is much cheaper).
     pub quick: bool,
+    /// Each player's fish pose in the frame just before this one, if it was seen
+    /// there: the travel that motion blur is measured against.
+    pub previous_frame: Vec<Option<Pose>>,
 }
 
 /// An agreement (0..2) that a locally refined pose must reach to be taken without
@@ -242,6 +250,24 @@ fn unknown_bits(player: usize) -> u8 {
 /// Fits closer than this (of 0..2) cannot tell two poses apart: a pixel of blur or
 /// parallax along a tag's outline moves the agreement by about as much.
 const AMBIGUOUS_FIT: f64 = 0.1;
+/// Shorter travel between frames (of a tag's farthest point, mm) leaves too little
+/// blur to measure the exposure by.
+const MIN_BLUR_SWEEP_MM: f64 = 15.0;
+/// The longest exposure tried, as a share of the frame interval: a little past the
+/// whole interval, so that a shutter open throughout shows as a best fit inside the range.
+const BLUR_MAX_SHARE: f64 = 1.2;
+/// How many exposures are tried, evenly up to [`BLUR_MAX_SHARE`].
+const BLUR_SHARES: usize = 24;
+/// Colour coverage below this is taken for noise near the table's colour and read
+/// as none (as in `Detector::player_coverages`).
+const COVERAGE_FLOOR: f64 = 0.2;
+/// How far (as a share of the travel) the centre of a smear may lie from the fitted
+/// pose of the smeared tag.
+const BLUR_MAX_OFFSET: f64 = 0.15;
+/// Blur readings taken from every moving tag until there are this many …
+const BLUR_READINGS_WANTED: u32 = 25;
+/// … and after that from one tag sighting in this many.
+const BLUR_LATER_EVERY: u32 = 5;
 /// How many of the wide search's best grid places are refined.
 const WIDE_REFINED: usize = 6;
 
@@ -284,8 +310,11 @@ struct Template {
     /// Thinner sample sets for the coarse search.
     coarse_material: Vec<Vector>,
     coarse_hole: Vec<Vector>,
-    /// The footprint rasterised in the fish frame: 1 on material, 0 elsewhere.
+    /// The footprint rasterised in the fish frame: 1 on material (grown by a pixel's
+    /// width), 0 elsewhere.
     raster: Vec<u8>,
+    /// The same without the growth: the material exactly, for measuring blur.
+    exact: Vec<u8>,
     raster_half: f64,
     raster_step: f64,
     raster_side: usize,
@@ -294,6 +323,15 @@ struct Template {
 impl Template {
     /// Whether a fish-frame point lies on the tag material (or within a pixel of it).
     fn on_material(&self, p: Vector) -> bool {
+        self.lookup(&self.raster, p)
+    }
+
+    /// Whether a fish-frame point lies on the tag material, to the raster's step.
+    fn on_exact_material(&self, p: Vector) -> bool {
+        self.lookup(&self.exact, p)
+    }
+
+    fn lookup(&self, raster: &[u8], p: Vector) -> bool {
         // Rounded by adding a half and truncating (cheap; valid for non-negatives).
         let u = (p.x + self.raster_half) / self.raster_step + 0.5;
         let v = (p.y + self.raster_half) / self.raster_step + 0.5;
@@ -304,7 +342,7 @@ impl Template {
         if u >= self.raster_side || v >= self.raster_side {
             return false;
         }
-        self.raster[v * self.raster_side + u] != 0
+        raster[v * self.raster_side + u] != 0
     }
 }
 
@@ -347,6 +385,7 @@ impl Template {
         let raster_half = r + 1.0;
         let raster_side = (2.0 * raster_half / raster_step).ceil() as usize + 1;
         let mut raster = vec![0u8; raster_side * raster_side];
+        let mut exact = vec![0u8; raster_side * raster_side];
         for v in 0..raster_side {
             for u in 0..raster_side {
                 let p = Point::new(
@@ -359,6 +398,7 @@ impl Template {
                         && (p.coords.norm() - footprint.hole_radius()).abs() < 1.0)
                     || crate::geometry::shapes::boundary_distance(p, &placed.outline) < 1.0;
                 raster[v * raster_side + u] = near as u8;
+                exact[v * raster_side + u] = placed.covers(p) as u8;
             }
         }
         let coarse_material = thin(&on, 100);
@@ -380,6 +420,7 @@ impl Template {
             coarse_material,
             coarse_hole,
             raster,
+            exact,
             raster_half,
             raster_step,
             raster_side,
@@ -452,6 +493,9 @@ pub struct Detector {
     coin_look: Option<Look>,
     /// The table and floor looks come from a whole view.
     looks_known: bool,
+    /// Moving tags seen well enough to read the exposure from, and readings taken.
+    blur_candidates: u32,
+    blur_readings: u32,
 }
 
 /// The colour of a surface: chroma and mean grey.
@@ -532,6 +576,8 @@ impl Detector {
             },
             coin_look: None,
             looks_known: false,
+            blur_candidates: 0,
+            blur_readings: 0,
         }
     }
 
@@ -599,7 +645,22 @@ impl Detector {
         self.player_coverages(&g, table_chroma);
         for player in 0..self.players.len() {
             let prior = hints.fish.get(player).copied().flatten();
-            if let Some(f) = self.detect_fish(&g, player, prior, hints.quick) {
+            if let Some(mut f) = self.detect_fish(&g, player, prior, hints.quick) {
+                if let Some(before) = hints.previous_frame.get(player).copied().flatten() {
+                    // Blur spreads a tag's colour thin at its ends, so less of it
+                    // counts as seen: what hides a tag is checked pixel by pixel.
+                    if f.visible_fraction > 0.6 && f.fit * 2.0 >= GOOD_FIT {
+                        // The exposure is the camera's: once it is well known, an
+                        // occasional reading keeps it up to date.
+                        self.blur_candidates += 1;
+                        if self.blur_readings < BLUR_READINGS_WANTED
+                            || self.blur_candidates % BLUR_LATER_EVERY == 0
+                        {
+                            f.exposure_share = self.exposure_share(&g, player, &f.pose, &before);
+                            self.blur_readings += f.exposure_share.is_some() as u32;
+                        }
+                    }
+                }
                 sightings.fish.push(f);
             }
         }
@@ -1041,7 +1102,157 @@ impl Detector {
             pose: best_pose,
             visible_fraction,
             fit: (best_fit / 2.0).clamp(0.0, 1.0),
+            exposure_share: None,
         })
+    }
+
+    /// How long the shutter was open, as a share of the frame interval, read from a
+    /// moving tag's motion blur: the tag travelled from `before` (its pose in the
+    /// frame before) to `pose` (where its blurred image is centred), and the image is
+    /// the tag averaged over the part of that travel the exposure spanned. The share
+    /// whose blurred footprint best explains the colour coverage is the answer.
+    /// Nothing here is particular to a camera: a longer exposure smears the tag over
+    /// more of its travel, on any footage. `None` when the travel is too short to
+    /// tell shares apart (or too long to be one tag's), or the evidence has no clear
+    /// best share.
+    fn exposure_share(
+        &self,
+        g: &TopGrid,
+        player: usize,
+        pose: &Pose,
+        before: &Pose,
+    ) -> Option<f64> {
+        let reach = self.footprint.reach();
+        let travel = pose.point() - before.point();
+        let turn = wrap_angle(pose.angle() - before.angle());
+        // How far the tag's farthest point moved between the frames, mm.
+        let sweep = travel.norm() + turn.abs() * reach;
+        if !(MIN_BLUR_SWEEP_MM..=reach * 3.0).contains(&sweep) {
+            return None;
+        }
+        let n = g.width * g.height;
+        let coverage = self.coverages.get(player * n..(player + 1) * n)?;
+        // Poses along the travel, `q` of it from `pose` for `q` in `±span / 2`, about
+        // a millimetre apart at the tag's farthest point. A shutter open for share `k`
+        // whose smear is centred `o` of the travel from `pose` (the fit of a heavily
+        // smeared tag need not sit at the smear's centre) averages the samples with
+        // `|q - o| <= k / 2`. The span reaches a little past the whole interval, so
+        // that a shutter open throughout still shows as a best fit inside the range.
+        let span = BLUR_MAX_SHARE + 2.0 * BLUR_MAX_OFFSET;
+        let m = ((sweep * span).ceil() as usize).clamp(4 * BLUR_SHARES, 600);
+        let q_of = |j: usize| ((j as f64 + 0.5) / m as f64 - 0.5) * span;
+        let placed: Vec<(f64, f64, Vector)> = (0..m)
+            .map(|j| {
+                let q = q_of(j);
+                let (sin, cos) = (pose.angle() + q * turn).sin_cos();
+                (sin, cos, pose.point().coords + travel * q)
+            })
+            .collect();
+        // Each (share, offset) tried as a range of samples `lo..hi`.
+        let index_of = |q: f64| (((q / span + 0.5) * m as f64).round().max(0.0) as usize).min(m);
+        let step = BLUR_MAX_SHARE / BLUR_SHARES as f64;
+        let offsets = (BLUR_MAX_OFFSET / step).round() as i64;
+        let mut windows: Vec<(f64, f64, usize, usize)> = Vec::new();
+        for k in 1..=BLUR_SHARES {
+            for o in -offsets..=offsets {
+                let (share, off) = (k as f64 * step, o as f64 * step);
+                let (lo, hi) = (index_of(off - share / 2.0), index_of(off + share / 2.0));
+                if hi > lo {
+                    windows.push((share, off, lo, hi));
+                }
+            }
+        }
+        // Per window: sums of observed·predicted and predicted², and of observed²
+        // (the residual after the best gain follows from these).
+        let mut cp = vec![0.0; windows.len()];
+        let mut pp = vec![0.0; windows.len()];
+        let mut cc = 0.0;
+        let unknown = unknown_bits(player);
+        let lo = pose.point() - travel.abs() * (span / 2.0) - Vector::repeat(reach + 2.0);
+        let hi = pose.point() + travel.abs() * (span / 2.0) + Vector::repeat(reach + 2.0);
+        let (ua, va) = g.px_from_table(lo);
+        let (ub, vb) = g.px_from_table(hi);
+        let clamp_u = |x: f64| x.clamp(0.0, g.width as f64 - 1.0) as usize;
+        let clamp_v = |x: f64| x.clamp(0.0, g.height as f64 - 1.0) as usize;
+        // Material hits over the samples, cumulated: `hits[j]` over samples `..j`.
+        let mut hits = vec![0u16; m + 1];
+        let on_material = |p: Vector, &(sin, cos, c): &(f64, f64, Vector)| {
+            let d = p - c;
+            self.template
+                .on_exact_material(Vector::new(cos * d.x + sin * d.y, -sin * d.x + cos * d.y))
+        };
+        // A smeared tag mixes its colour with the table's, which the occluder search
+        // can take for a hand: under an occluder, a pixel that shows the player's
+        // colour is the tag; one that does not is unknown (a hand, or the smear's
+        // faint end), but only other tags and the table's edge count as hiding it.
+        let hidden_here =
+            |i: usize| !self.on_table[i] || self.blocked[i] & unknown & !OCCLUDED != 0;
+        let unknown_here = |i: usize| self.blocked[i] & OCCLUDED != 0 && coverage[i] <= 0.0;
+        let (mut hidden, mut used) = (0usize, 0usize);
+        // Every other pixel each way: the fit has thousands, a quarter of them says
+        // as much.
+        for v in (clamp_v(va.min(vb))..=clamp_v(va.max(vb))).step_by(2) {
+            for u in (clamp_u(ua.min(ub))..=clamp_u(ua.max(ub))).step_by(2) {
+                let i = v * g.width + u;
+                let p = g.table_from_px(u as f64, v as f64).coords;
+                if hidden_here(i) {
+                    // Unknown here: it counts against the reading if the smear
+                    // could reach it.
+                    hidden += placed.iter().any(|s| on_material(p, s)) as usize;
+                    continue;
+                }
+                if unknown_here(i) {
+                    continue;
+                }
+                for (j, s) in placed.iter().enumerate() {
+                    hits[j + 1] = hits[j] + on_material(p, s) as u16;
+                }
+                if hits[m] == 0 {
+                    // Beyond any smear: table, whatever the exposure.
+                    let c = coverage[i] as f64;
+                    cc += c * c;
+                    continue;
+                }
+                used += 1;
+                let c = coverage[i] as f64;
+                cc += c * c;
+                for (w, &(_, _, lo, hi)) in windows.iter().enumerate() {
+                    let pred = (hits[hi] - hits[lo]) as f64 / (hi - lo) as f64;
+                    // Coverage this faint reads as none (`player_coverages`).
+                    let pred = if pred < COVERAGE_FLOOR { 0.0 } else { pred };
+                    cp[w] += c * pred;
+                    pp[w] += pred * pred;
+                }
+            }
+        }
+        if hidden * 10 > used {
+            // Much of the smear is unknown: its length cannot be read.
+            return None;
+        }
+        // Per share, the residual at its best offset.
+        let mut residual = [f64::INFINITY; BLUR_SHARES];
+        for (w, &(share, _, _, _)) in windows.iter().enumerate() {
+            if pp[w] > 0.0 {
+                let k = ((share / step).round() as usize).clamp(1, BLUR_SHARES) - 1;
+                residual[k] = residual[k].min(cc - cp[w] * cp[w] / pp[w]);
+            }
+        }
+        let (best, _) = residual
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))?;
+        if best == 0 || best + 1 == residual.len() {
+            // At the end of the range: no minimum seen, only a bound.
+            return None;
+        }
+        // The parabola through the best and its neighbours.
+        let (a, b, c) = (residual[best - 1], residual[best], residual[best + 1]);
+        let curve = a - 2.0 * b + c;
+        if curve.is_nan() || curve <= 0.0 {
+            return None;
+        }
+        let vertex = (0.5 * (a - c) / curve).clamp(-0.5, 0.5);
+        Some((best as f64 + 1.0 + vertex) * step)
     }
 
     /// The centre of the tag's hole if it shows: the place near the seen coverage
@@ -1846,6 +2057,65 @@ mod tests {
             errors.iter().all(|e| e.abs() < 0.5),
             "an angle off by 0.5° or more: {errors:.3?}"
         );
+    }
+
+    /// A moving tag photographed with the shutter open for a share of the frame
+    /// interval is smeared over that share of its travel; the reading gives the share
+    /// back, whatever the share, the direction and the turn.
+    #[test]
+    fn the_exposure_is_read_from_a_moving_tags_blur() {
+        let items = Items::default_set();
+        let table = Table::rectangle(260.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let red = [200, 30, 40];
+        // Travel between frames: (dx, dy, turn), and the shares to read.
+        let cases = [
+            ((30.0, 0.0, 0.0), 0.25),
+            ((24.0, -14.0, 0.2), 0.5),
+            ((-12.0, 30.0, -0.3), 0.75),
+            ((28.0, 10.0, 0.1), 1.0),
+        ];
+        for ((dx, dy, dt), share) in cases {
+            let mid = Pose::fish(130.0, 100.0, 0.7);
+            let before = Pose::fish(mid.x - dx, mid.y - dy, mid.angle() - dt);
+            // The exposure as the mean of many instants spread evenly over it.
+            let n = 24;
+            let mut acc = vec![0.0f64; grid.width * grid.height * 3];
+            for k in 0..n {
+                let s = share * ((k as f64 + 0.5) / n as f64 - 0.5);
+                let at = Pose::fish(mid.x + s * dx, mid.y + s * dy, mid.angle() + s * dt);
+                for (a, b) in acc
+                    .iter_mut()
+                    .zip(draw(&grid, &items, &[(at, red)], &[], None))
+                {
+                    *a += b as f64 / n as f64;
+                }
+            }
+            let rgb: Vec<u8> = acc.iter().map(|a| a.round() as u8).collect();
+            let mut det = Detector::new(&items, &[red], table.clone(), DetectorConfig::default());
+            let hints = Hints {
+                fish: vec![Some(before)],
+                quick: true,
+                previous_frame: vec![Some(before)],
+                ..Hints::default()
+            };
+            let s = det.detect_with(
+                &TopView {
+                    grid,
+                    rgb: &rgb,
+                    bgr: false,
+                },
+                &hints,
+            );
+            assert_eq!(s.fish.len(), 1, "{s:?}");
+            let read = s.fish[0].exposure_share;
+            eprintln!("share {share}: read {read:?}");
+            let read = read.unwrap_or(f64::NAN);
+            assert!(
+                (read - share).abs() < 0.08,
+                "shutter open {share} of the interval, read {read}"
+            );
+        }
     }
 
     #[test]

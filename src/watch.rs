@@ -556,6 +556,7 @@ mod tests {
             pose: Pose::fish(x, y, 0.0),
             visible_fraction: 1.0,
             fit: 1.0,
+            exposure_share: None,
         };
         let coin = |x, y| CoinSighting {
             pt_in_table: Point::new(x, y),

@@ -293,6 +293,7 @@ fn detect(s: &Script, truth: &[TruthFrame]) -> Vec<FrameDetections> {
                         player_scores: scores,
                         confidence: 0.9,
                         partly_hidden: false,
+                        exposure_share: None,
                     });
                 } else {
                     let under = fish_now.iter().any(|pf| {
@@ -926,6 +927,7 @@ fn a_fish_seen_moving_over_the_edge_then_gone_fell_but_one_resting_there_did_not
         player_scores: vec![0.9, 0.05],
         confidence: 0.9,
         partly_hidden: false,
+        exposure_share: None,
     };
     // Tail pointing back into the table (theta = -90°): the centre of mass trails
     // the hole by the tag's centroid offset. The fish slows as if it might stop, so
@@ -1018,6 +1020,7 @@ fn colour_misread(bad: std::ops::Range<u64>) -> Vec<TrackFrame> {
                     player_scores: scores,
                     confidence: 1.0,
                     partly_hidden: false,
+                    exposure_share: None,
                 });
             }
             tracker.update(f, &d)

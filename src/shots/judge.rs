@@ -13,6 +13,7 @@ use crate::record::{
 };
 use crate::track::motion::{stopping_distance, time_since_start, time_to_cover};
 use crate::track::{edge_crossing, RemovalReason, TrackFrame, TrackId, TrackState, TrackedItem};
+use nalgebra::Rotation2;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How fast the items on the table move in the newest frame of a history.
@@ -126,20 +127,32 @@ const CARRIED_FRAMES: FrameIdx = 2;
 type Series<'a> = Vec<(usize, &'a TrackedItem)>;
 
 /// A track's rows (`[frame, x, y]`, plus `theta` for a fish) for the frames between
-/// the flick and the rest in which it was seen.
+/// the flick and the rest in which it was seen, placed at the frames' instants: a
+/// moving item's sighting shows where it was mid-exposure, and the exposure is
+/// taken as known by the last frame of `history` (learned from the whole shot's
+/// blur). A velocity restarted from a jump is too rough a guess to move a row by.
 fn track_rows(
+    cfg: &ShotConfig,
     history: &[TrackFrame],
     s: &Series<'_>,
     flick: FrameIdx,
     rest: FrameIdx,
 ) -> Vec<TrackRow> {
+    let timing = history.last().map(|tf| tf.exposure).unwrap_or_default();
     s.iter()
         .filter(|(h, t)| t.seen && history[*h].frame >= flick && history[*h].frame <= rest)
         .map(|(h, t)| {
             let f = history[*h].frame as f64;
+            let moving = t.velocity_mm_s.norm() >= cfg.still_speed_mm_s && !t.velocity_guessed;
+            let ahead = if moving {
+                timing.lead(t.velocity_mm_s, cfg.fps)
+            } else {
+                Vector::zeros()
+            };
+            let (x, y) = (t.pose.x + ahead.x, t.pose.y + ahead.y);
             match t.kind {
-                ItemKind::Fish => vec![f, t.pose.x, t.pose.y, t.pose.angle()],
-                ItemKind::Coin => vec![f, t.pose.x, t.pose.y],
+                ItemKind::Fish => vec![f, x, y, t.pose.angle()],
+                ItemKind::Coin => vec![f, x, y],
             }
         })
         .collect()
@@ -583,7 +596,7 @@ pub(crate) fn judge(
     // Tracks, flick to rest, frames where seen.
     for (id, s) in &all {
         let Some(item) = item_of(*id) else { continue };
-        let rows = track_rows(history, s, flick, shot.rest_frame);
+        let rows = track_rows(cfg, history, s, flick, shot.rest_frame);
         if !rows.is_empty() && shot.start.contains_key(&item) {
             shot.tracks.insert(item, rows);
         }
@@ -638,9 +651,19 @@ pub(crate) fn judge(
         };
         let s = &all[&tid];
         let last = s.iter().rev().find(|(_, t)| t.seen);
-        let (mut p_last, mut v_last, f_last) = match last {
-            Some((h, t)) => (t.pose.point(), t.velocity_mm_s, history[*h].frame),
-            None => (shot.end[&item].point(), Vector::zeros(), history[0].frame),
+        let (mut p_last, mut v_last, f_last, theta_last) = match last {
+            Some((h, t)) => (
+                t.pose.point(),
+                t.velocity_mm_s,
+                history[*h].frame,
+                t.pose.theta,
+            ),
+            None => (
+                shot.end[&item].point(),
+                Vector::zeros(),
+                history[0].frame,
+                shot.end[&item].theta,
+            ),
         };
         // The direction of the straight run that ends at the last sighting (back to
         // the resting pose it started from, if no turn came between) is far
@@ -694,12 +717,18 @@ pub(crate) fn judge(
         let dir = v_last / speed;
         let stop = stopping_distance(speed, cfg.friction_decel_mm_s2);
         let reach = stop * 1.25 + 5.0;
-        let far = p_last + dir * reach;
+        // What falls is the centre of mass going over the edge: a fish's lies well
+        // off its hole, so its path is the one followed to the edge.
+        let com_last = match theta_last.filter(|_| item.is_fish()) {
+            Some(theta) => p_last + Rotation2::new(theta) * cfg.footprint.centroid().coords,
+            None => p_last,
+        };
+        let far = com_last + dir * reach;
         let s_exit = if cfg.table.contains(far) {
             None
         } else {
-            let e = edge_crossing(&cfg.table, p_last, far);
-            Some(((e - p_last).norm(), e))
+            let e = edge_crossing(&cfg.table, com_last, far);
+            Some(((e - com_last).norm(), e))
         };
         let limit = s_exit.map(|(d, _)| d).unwrap_or(reach);
         let mut hide: Option<(f64, ItemId)> = None;
@@ -795,7 +824,7 @@ pub(crate) fn judge(
     shot.doubt = doubt.into_iter().collect();
 
     // Items of unknown owner (loose coins without a start state): reported, not guessed.
-    shot.unknown = unknown_items(history, &all, &rest_pose, &shot, flick, rest_h);
+    shot.unknown = unknown_items(cfg, history, &all, &rest_pose, &shot, flick, rest_h);
     for u in &shot.unknown {
         let what = match (&u.lost, u.track_rows.is_empty()) {
             (Some(_), _) => "left the table",
@@ -817,6 +846,7 @@ pub(crate) fn judge(
 /// Every confirmed track without an identity that was on the table at the flick or
 /// at rest, or left it during the shot.
 fn unknown_items(
+    cfg: &ShotConfig,
     history: &[TrackFrame],
     all: &BTreeMap<TrackId, Series<'_>>,
     rest_pose: &BTreeMap<TrackId, Pose>,
@@ -871,7 +901,7 @@ fn unknown_items(
         }
         let moved = rest_pose.contains_key(id) || lost.is_some();
         let track_rows: Vec<TrackRow> = if moved {
-            track_rows(history, s, flick, shot.rest_frame)
+            track_rows(cfg, history, s, flick, shot.rest_frame)
         } else {
             Vec::new()
         };

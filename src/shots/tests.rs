@@ -6,7 +6,7 @@ use crate::config::Items;
 use crate::geometry::{Table, Vector};
 use crate::model::{FrameIdx, ItemId, ItemKind, Pose};
 use crate::record::Shot;
-use crate::track::{TrackFrame, TrackId, TrackState, TrackedItem};
+use crate::track::{Timing, TrackFrame, TrackId, TrackState, TrackedItem};
 
 /// Deterministic noise in [-1, 1].
 struct Noise(u64);
@@ -56,6 +56,7 @@ fn stream(
             last_seen: Some(f),
             hidden_by: None,
             partly_hidden: false,
+            velocity_guessed: false,
         };
         let coin = Pose::coin(
             700.0 + centre_mm * noise.next(),
@@ -69,6 +70,7 @@ fn stream(
             ],
             occluders: Vec::new(),
             events: Vec::new(),
+            exposure: Default::default(),
         });
     }
     out
@@ -152,4 +154,48 @@ fn the_old_centre_only_test_would_have_missed_the_turn() {
         .map(|f| (pose(f + 1).point() - pose(f).point()).norm() * fps)
         .fold(0.0, f64::max);
     assert!(fastest_centre < cfg.still_speed_mm_s, "{fastest_centre}");
+}
+
+/// A sighting of a moving item shows where it was mid-exposure; the shot's rows are
+/// where it was at each frame's instant (the exposure's end), with the exposure as
+/// learned by the shot's end, even if it was not known yet when the item moved.
+#[test]
+fn a_shots_rows_are_placed_at_the_frame_instants() {
+    let fps = 30.0;
+    let share = 0.5;
+    let struck = 30.0;
+    // Slides along +x from 900 mm/s, friction 2000 mm/s².
+    let x_at = |f: f64| {
+        let t = ((f - struck) / fps).clamp(0.0, 0.45);
+        300.0 + 900.0 * t - 1000.0 * t * t
+    };
+    let seen = |f: FrameIdx| Pose::fish(x_at(f as f64 - share / 2.0), 300.0, 0.3);
+    let rows_error = |learned_from: FrameIdx| {
+        let mut frames = stream(fps, 90, 0.0, 0.0, seen);
+        for tf in frames.iter_mut().filter(|tf| tf.frame >= learned_from) {
+            tf.exposure = Timing {
+                share: Some(share),
+                instant: 1.0,
+            };
+        }
+        let shots = cut(fps, frames);
+        assert_eq!(shots.len(), 1, "{shots:?}");
+        let rows = &shots[0].tracks[&ItemId::fish(0)];
+        let moving: Vec<f64> = rows
+            .iter()
+            .filter(|r| r[0] > struck + 1.0 && r[0] < struck + 12.0)
+            .map(|r| r[1] - x_at(r[0]))
+            .collect();
+        assert!(moving.len() >= 8, "{rows:?}");
+        moving.iter().map(|e| e.abs()).fold(0.0, f64::max)
+    };
+    // Learned while it slides (it was struck at frame 30 and stops at 43).
+    let placed = rows_error(40);
+    assert!(
+        placed < 0.6,
+        "rows off their frame instants by up to {placed} mm"
+    );
+    // Never learned: the rows are the sightings, up to half an exposure behind.
+    let unplaced = rows_error(1000);
+    assert!(unplaced > 3.0, "the sightings lag by only {unplaced} mm");
 }

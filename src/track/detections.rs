@@ -25,6 +25,11 @@ pub struct FishDetection {
     /// Part of the outline is covered (a hand, another fish on top).
     #[serde(default)]
     pub partly_hidden: bool,
+    /// The share of the frame interval the camera's shutter was open, as this
+    /// sighting's motion blur shows it (a moving tag is smeared over that share of
+    /// its travel); absent when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposure_share: Option<f64>,
 }
 
 /// A motion-blur streak: the segment a fast item swept during the exposure.

@@ -14,7 +14,9 @@
 //!   in order, **even with no detections**.
 //! - [`TrackFrame`]: every track's [`TrackedItem`] (`item: Option<ItemId>`, `state:
 //!   TrackState`, `pose`, `velocity_mm_s`, `seen`, `hidden_by`) plus [`TrackEvent`]s.
-//!   Feed these to `shots::ShotCutter`.
+//!   Feed these to `shots::ShotCutter`. A moving item's `pose` is where it was
+//!   mid-exposure; `TrackFrame::exposure` ([`Timing`], learned from the detector's
+//!   blur readings by [`Exposure`]) places it at the frame's instant.
 //! - [`assign(cost, max_cost) -> Assignment`](assign()) (optimal, Hungarian) and the
 //!   motion model ([`motion`]) are pure functions of their own.
 //!
@@ -38,6 +40,7 @@
 
 mod assign;
 pub mod detections;
+mod exposure;
 mod gate;
 pub mod motion;
 pub mod state;
@@ -47,6 +50,7 @@ pub use assign::{assign, assignment_cost, Assignment};
 pub use detections::{
     BlobKind, CoinDetection, FishDetection, FrameDetections, Occluder, OffTableBlob, Streak,
 };
+pub use exposure::{Exposure, Timing};
 pub use state::{ExitEvidence, RemovalReason, TrackId, TrackState};
 pub use tracker::{
     edge_crossing, Hider, TrackError, TrackEvent, TrackFrame, TrackedItem, Tracker, TrackerConfig,

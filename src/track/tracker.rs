@@ -10,6 +10,7 @@
 
 use super::assign::assign;
 use super::detections::{FishDetection, FrameDetections, Streak};
+use super::exposure::{Exposure, Timing};
 use super::gate::gate_candidates;
 use super::motion::{advance, predict_bodies, Body};
 use super::state::{ExitEvidence, RemovalReason, TrackId, TrackState};
@@ -89,6 +90,13 @@ pub struct TrackerConfig {
     /// spot this long is scenery, not an item (nothing in play rests there).
     pub scenery_after_s: f64,
     pub scenery_tolerance_mm: f64,
+    /// The share of the frame interval the camera's shutter is open, when known
+    /// (the camera's setting); `None` learns it from the detector's blur readings.
+    pub exposure_share: Option<f64>,
+    /// Where in its exposure a frame's instant lies (0 start, 0.5 middle, 1 end):
+    /// the moment the poses of a frame are reported for. 1: when the picture was
+    /// complete.
+    pub frame_instant: f64,
 }
 
 impl TrackerConfig {
@@ -124,6 +132,8 @@ impl TrackerConfig {
             off_table_margin_mm: 1.0,
             scenery_after_s: 0.25,
             scenery_tolerance_mm: 2.0,
+            exposure_share: None,
+            frame_instant: 1.0,
         };
         cfg.validate()?;
         Ok(cfg)
@@ -150,6 +160,8 @@ impl TrackerConfig {
             ("identity_hold_s", self.identity_hold_s),
             ("scenery_after_s", self.scenery_after_s),
             ("scenery_tolerance_mm", self.scenery_tolerance_mm),
+            ("frame_instant", self.frame_instant),
+            ("exposure_share", self.exposure_share.unwrap_or(0.0)),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(TrackError::BadSetting { name, value });
@@ -195,9 +207,14 @@ pub struct TrackedItem {
     pub item: Option<ItemId>,
     pub kind: ItemKind,
     pub state: TrackState,
-    /// Hole centre (fish, with theta) or centre (coin), table mm.
+    /// Hole centre (fish, with theta) or centre (coin), table mm, where the
+    /// sightings put it: for a moving item, where it was mid-exposure
+    /// ([`TrackFrame::exposure`] tells where it is at the frame's instant).
     pub pose: Pose,
     pub velocity_mm_s: Vector,
+    /// The velocity was restarted from a jump in this frame (a kick, a
+    /// reappearance): only a rough guess.
+    pub velocity_guessed: bool,
     /// Matched to a detection in this frame.
     pub seen: bool,
     pub last_seen: Option<FrameIdx>,
@@ -245,6 +262,8 @@ pub struct TrackFrame {
     /// The occluders of this frame (the shot judge asks what could have hidden an item).
     pub occluders: Vec<super::detections::Occluder>,
     pub events: Vec<TrackEvent>,
+    /// The camera's exposure as known in this frame.
+    pub exposure: Timing,
 }
 
 impl TrackFrame {
@@ -282,6 +301,8 @@ struct Track {
     /// The last frame the velocity was restarted from a jump (a kick, a reappearance):
     /// for a few frames after, the velocity is only a rough guess.
     kicked_at: Option<FrameIdx>,
+    /// The last frame the velocity was restarted from a jump, not filtered.
+    jumped_at: Option<FrameIdx>,
     /// For a coin: the fish in whose hole it lay when last seen. A coin in a hole
     /// travels with its fish (and often vanishes in the blur or under the hand),
     /// so while unseen it is carried along rather than held where it was.
@@ -362,6 +383,8 @@ pub struct Tracker {
     last_frame: Option<FrameIdx>,
     /// Spots beyond the edge where something has been sighted without moving.
     still_beyond_edge: Vec<StillSpot>,
+    /// The camera's exposure: how far ahead of its sighting a moving item is reported.
+    exposure: Exposure,
 }
 
 /// A place beyond the table's edge with a sighting in it: since when, and when last.
@@ -374,12 +397,17 @@ struct StillSpot {
 
 impl Tracker {
     pub fn new(cfg: TrackerConfig) -> Tracker {
+        let exposure = match cfg.exposure_share {
+            Some(share) => Exposure::given(share, cfg.frame_instant),
+            None => Exposure::learned(cfg.frame_instant),
+        };
         Tracker {
             cfg,
             tracks: Vec::new(),
             next_id: 0,
             last_frame: None,
             still_beyond_edge: Vec::new(),
+            exposure,
         }
     }
 
@@ -415,6 +443,7 @@ impl Tracker {
                 det: None,
                 kick_ok: false,
                 kicked_at: None,
+                jumped_at: None,
                 rides: None,
             });
         }
@@ -445,6 +474,10 @@ impl Tracker {
         // Step 0: scenery out.
         let without_scenery = self.drop_scenery(frame, dets);
         let dets = without_scenery.as_ref().unwrap_or(dets);
+
+        for share in dets.fish.iter().filter_map(|d| d.exposure_share) {
+            self.exposure.observe(share);
+        }
 
         // Step 1: predict.
         self.predict(dt);
@@ -521,8 +554,10 @@ impl Tracker {
                     last_seen: t.last_seen,
                     hidden_by: t.hidden_by,
                     partly_hidden: t.partly_hidden,
+                    velocity_guessed: t.jumped_at == Some(frame),
                 })
                 .collect(),
+            exposure: self.exposure.timing(),
             occluders: dets.occluders.clone(),
             events,
         }
@@ -870,6 +905,7 @@ impl Tracker {
                 t.pos = z;
                 t.vel = if residual.norm() > cfg.kick_residual_mm {
                     t.kicked_at = Some(frame);
+                    t.jumped_at = Some(frame);
                     moved / span
                 } else {
                     hv + residual * (cfg.filter_beta / dt.max(1e-9))
@@ -1192,6 +1228,7 @@ impl Tracker {
                 det: None,
                 kick_ok: false,
                 kicked_at: None,
+                jumped_at: None,
                 rides: None,
             });
         }

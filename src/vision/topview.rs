@@ -532,10 +532,17 @@ impl Watcher {
                 }
             }
         }
+        let mut previous_frame = vec![None; self.players];
+        for f in self.previous.iter().flat_map(|s| &s.fish) {
+            if let Some(slot) = previous_frame.get_mut(f.player) {
+                *slot = Some(f.pose);
+            }
+        }
         Hints {
             fish,
             partial_view,
             quick,
+            previous_frame,
         }
     }
 
