@@ -15,6 +15,7 @@
 //! Uses: model, config, geometry, track (its detection types are this stage's output).
 
 use crate::config::Items;
+use crate::geometry::table::closest_on_segment;
 use crate::geometry::{FishFootprint, Point, Table, Vector};
 use crate::model::{FrameIdx, PlayerIdx, Pose};
 use crate::track::{CoinDetection, FishDetection, FrameDetections, Occluder};
@@ -265,9 +266,9 @@ const COVERAGE_FLOOR: f64 = 0.2;
 /// pose of the smeared tag.
 const BLUR_MAX_OFFSET: f64 = 0.15;
 /// Blur readings taken from every moving tag until there are this many …
-const BLUR_READINGS_WANTED: u32 = 25;
+const BLUR_READINGS_WANTED: u32 = 15;
 /// … and after that from one tag sighting in this many.
-const BLUR_LATER_EVERY: u32 = 5;
+const BLUR_LATER_EVERY: u32 = 10;
 /// How many of the wide search's best grid places are refined.
 const WIDE_REFINED: usize = 6;
 
@@ -1139,7 +1140,8 @@ impl Detector {
         // `|q - o| <= k / 2`. The span reaches a little past the whole interval, so
         // that a shutter open throughout still shows as a best fit inside the range.
         let span = BLUR_MAX_SHARE + 2.0 * BLUR_MAX_OFFSET;
-        let m = ((sweep * span).ceil() as usize).clamp(4 * BLUR_SHARES, 600);
+        // Finer than a twentieth of the share step says nothing more.
+        let m = ((sweep * span).ceil() as usize).clamp(2 * BLUR_SHARES, 5 * BLUR_SHARES);
         let q_of = |j: usize| ((j as f64 + 0.5) / m as f64 - 0.5) * span;
         let placed: Vec<(f64, f64, Vector)> = (0..m)
             .map(|j| {
@@ -1189,12 +1191,24 @@ impl Detector {
             |i: usize| !self.on_table[i] || self.blocked[i] & unknown & !OCCLUDED != 0;
         let unknown_here = |i: usize| self.blocked[i] & OCCLUDED != 0 && coverage[i] <= 0.0;
         let (mut hidden, mut used) = (0usize, 0usize);
-        // Every other pixel each way: the fit has thousands, a quarter of them says
+        // The hole's path over the samples: no tag point is farther from it than `reach`.
+        let (first, last) = (Point::from(placed[0].2), Point::from(placed[m - 1].2));
+        // Every third pixel each way: the smear spans thousands, a ninth of them says
         // as much.
-        for v in (clamp_v(va.min(vb))..=clamp_v(va.max(vb))).step_by(2) {
-            for u in (clamp_u(ua.min(ub))..=clamp_u(ua.max(ub))).step_by(2) {
+        for v in (clamp_v(va.min(vb))..=clamp_v(va.max(vb))).step_by(3) {
+            for u in (clamp_u(ua.min(ub))..=clamp_u(ua.max(ub))).step_by(3) {
                 let i = v * g.width + u;
                 let p = g.table_from_px(u as f64, v as f64).coords;
+                if (Point::from(p) - closest_on_segment(Point::from(p), first, last)).norm()
+                    > reach + 1.0
+                {
+                    // Beyond the smear's reach: table, whatever the exposure.
+                    if !hidden_here(i) && !unknown_here(i) {
+                        let c = coverage[i] as f64;
+                        cc += c * c;
+                    }
+                    continue;
+                }
                 if hidden_here(i) {
                     // Unknown here: it counts against the reading if the smear
                     // could reach it.
