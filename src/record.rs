@@ -123,6 +123,9 @@ pub struct Shot {
     pub start: BTreeMap<ItemId, Pose>,
     /// Rest poses of every item still on the table.
     pub end: BTreeMap<ItemId, Pose>,
+    /// Where each item was in the frames it was seen, flick to rest: the pose at the
+    /// moment the frame's exposure ended (a moving item's sighting, mid-exposure, is
+    /// moved ahead by its velocity times half the exposure).
     #[serde(default)]
     pub tracks: BTreeMap<ItemId, Vec<TrackRow>>,
     #[serde(default)]
