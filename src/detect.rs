@@ -253,7 +253,7 @@ fn unknown_bits(player: usize) -> u8 {
 const AMBIGUOUS_FIT: f64 = 0.1;
 /// Shorter travel between frames (of a tag's farthest point, mm) leaves too little
 /// blur to measure the exposure by.
-const MIN_BLUR_SWEEP_MM: f64 = 15.0;
+const MIN_BLUR_SWEEP_MM: f64 = 8.0;
 /// The longest exposure tried, as a share of the frame interval: a little past the
 /// whole interval, so that a shutter open throughout shows as a best fit inside the range.
 const BLUR_MAX_SHARE: f64 = 1.2;
