@@ -231,6 +231,9 @@ pub struct Hints {
 /// An agreement (0..2) that a locally refined pose must reach to be taken without
 /// the wide search: most of the material covered, the hole clear.
 const GOOD_FIT: f64 = 1.6;
+/// While things move, a best agreement (0..2) below this means a tag smeared past
+/// recognition: placed by its colour's centroid instead.
+const SMEARED_FIT: f64 = 1.4;
 /// Players with a bit of their own in `Detector::blocked`.
 const PLAYER_BITS: usize = 6;
 /// `Detector::blocked`: under a found occluder.
@@ -1096,6 +1099,13 @@ impl Detector {
             {
                 (best_fit, best_pose) = (fit, pose);
             }
+        }
+        if quick && best_fit < SMEARED_FIT {
+            // Smeared past recognition (a tag moving its own length in an exposure):
+            // no placement of the sharp outline explains the smear, and the best one
+            // may sit anywhere along it. The colour's centroid is still the tag's
+            // centroid mid-exposure, whatever the tag's shape.
+            best_pose = at_centroid(best_pose.angle());
         }
         best_pose.theta = Some(wrap_angle(best_pose.angle()));
         Some(FishSighting {
