@@ -127,7 +127,8 @@ pub struct Candidate {
     pub streak: CoinStreak,
     pub amplitude: f64,
     pub snr: f64,
-    /// The radius the region itself prefers, over the coin's.
+    /// The radius the region itself prefers, over the coin's (measured only when
+    /// every other test passed, else NaN).
     pub width_ratio: f64,
     pub off_line: f64,
     pub unseen: f64,
@@ -313,13 +314,19 @@ fn run(
     let lo = (0.05f64).max(3.0 * sigma_s) as f32;
     let regions = regions_above(&s, &ev.mask, w, h, lo, hi);
     let min_area = 0.5 * std::f64::consts::PI * r_px * r_px;
+    // The longest sweep, a little wider than a coin.
+    let max_area = 3.0 * r_px * (config.max_travel_mm / g.mm_per_px + 3.0 * r_px);
     let mut out = Vec::new();
     let mut busy = vec![false; n];
     for region in regions {
         for &i in &region {
             busy[i] = true;
         }
-        if (region.len() as f64) < min_area {
+        if (region.len() as f64) < min_area || region.len() as f64 > max_area {
+            continue;
+        }
+        // Beside a hand nothing is told from its blurred rim: no fit.
+        if region.iter().any(|&i| ev.mask[i] & NEAR_HAND != 0) {
             continue;
         }
         if let Some(c) = fit_region(scene, config, &ev, &s, &region) {
@@ -350,20 +357,7 @@ fn evidence(
     let hand: Vec<u8> = scene.hidden[..n].iter().map(|&x| (x > 0.5) as u8).collect();
     let margin = config.explained_margin_mm;
     for f in scene.fish {
-        let (lo, hi) = px_box(&g, f.hole.center, f.reach + margin, w, h);
-        for v in lo.1..hi.1 {
-            for u in lo.0..hi.0 {
-                let p = g.table_from_px(u as f64, v as f64);
-                if (p - f.hole.center).norm() > f.reach + margin {
-                    continue;
-                }
-                if f.outline_contains(p)
-                    || crate::geometry::shapes::boundary_distance(p, &f.outline) < margin
-                {
-                    explained[v * w + u] = 1;
-                }
-            }
-        }
+        mark_polygon(&g, &f.outline, margin, &mut explained);
     }
     for c in scene.coins {
         let reach = c.radius + margin;
@@ -508,6 +502,71 @@ fn evidence(
         gain,
         noise: spread.max(),
     })
+}
+
+/// Marks the pixels inside a polygon (table mm) or within `margin` mm of its outline:
+/// rows filled between the outline's crossings, the outline stamped with squares.
+fn mark_polygon(g: &TopGrid, poly: &[Point], margin: f64, out: &mut [u8]) {
+    let (w, h) = (g.width, g.height);
+    let n = poly.len();
+    if n < 3 {
+        return;
+    }
+    let px: Vec<(f64, f64)> = poly.iter().map(|&p| g.px_from_table(p)).collect();
+    let (v_lo, v_hi) = px
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.1), b.max(p.1))
+        });
+    let mut xs = Vec::new();
+    let v_end = v_hi.floor().min(h as f64 - 1.0);
+    let rows = if v_end >= 0.0 {
+        v_lo.ceil().max(0.0) as usize..v_end as usize + 1
+    } else {
+        0..0
+    };
+    for v in rows {
+        let y = v as f64;
+        xs.clear();
+        for k in 0..n {
+            let (a, b) = (px[k], px[(k + 1) % n]);
+            if (a.1 <= y) != (b.1 <= y) {
+                xs.push(a.0 + (y - a.1) / (b.1 - a.1) * (b.0 - a.0));
+            }
+        }
+        xs.sort_by(|a, b| a.total_cmp(b));
+        for pair in xs.chunks(2) {
+            if let [x0, x1] = *pair {
+                let u0 = x0.ceil().max(0.0) as usize;
+                let u1 = x1.floor().min(w as f64 - 1.0);
+                if u1 >= 0.0 {
+                    for u in u0..=u1 as usize {
+                        out[v * w + u] = 1;
+                    }
+                }
+            }
+        }
+    }
+    let k = (margin / g.mm_per_px).ceil() as i64;
+    for j in 0..n {
+        let (a, b) = (px[j], px[(j + 1) % n]);
+        let steps = ((b.0 - a.0).hypot(b.1 - a.1) * 2.0).ceil().max(1.0) as usize;
+        for s in 0..=steps {
+            let t = s as f64 / steps as f64;
+            let (cu, cv) = (
+                (a.0 + (b.0 - a.0) * t).round() as i64,
+                (a.1 + (b.1 - a.1) * t).round() as i64,
+            );
+            for dv in -k..=k {
+                for du in -k..=k {
+                    let (u, v) = (cu + du, cv + dv);
+                    if u >= 0 && v >= 0 && (u as usize) < w && (v as usize) < h {
+                        out[v as usize * w + u as usize] = 1;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Pixel bounds `[lo, hi)` of a disc, clamped to the view.
@@ -697,6 +756,14 @@ fn fit_region(
         cuv += wt * d.x * d.y;
         cvv += wt * d.y * d.y;
     }
+    // Across its axis a sweep is one coin wide: the spread of a disc's chords, R/2.
+    // Anything much wider (a tag, a hand, a changed patch of light) is no coin's
+    // and is not worth a fit.
+    let (tr, det) = ((cuu + cvv) / sw, (cuu * cvv - cuv * cuv) / (sw * sw));
+    let minor = (tr / 2.0 - (tr * tr / 4.0 - det).max(0.0).sqrt()).max(0.0);
+    if minor.sqrt() > 0.8 * r {
+        return None;
+    }
     let angle = 0.5 * (2.0 * cuv).atan2(cuu - cvv);
     let e = Vector2::new(angle.cos(), angle.sin());
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -743,9 +810,6 @@ fn fit_region(
     let snr = amp * var_m.sqrt() / sigma_res;
     let len = (p1 - p0).norm();
     let e = if len > 1e-9 { (p1 - p0) / len } else { e };
-    // The width the region itself prefers.
-    let (_, _, r_free) = descend(&win, p0, p1, r, true);
-    let width = r_free / r;
     // The surroundings: beyond the ends and along the sides the table shows again.
     let (bg, amp_) = (_bg, amp);
     let (mut core_s, mut core_n) = (0.0, 0.0);
@@ -780,7 +844,6 @@ fn fit_region(
         .map(|&c| mean(c))
         .fold(f64::NEG_INFINITY, f64::max)
         / core_level.max(1e-9);
-    let width_ratio = width;
     // Over the sweep itself: unseen share, colour off the coin line, the hand.
     let (mut inside, mut unseen, mut core, mut near_hand) = (0, 0, 0, false);
     let (mut off_sum, mut on_sum) = (0.0, 0.0);
@@ -831,7 +894,7 @@ fn fit_region(
             < d.radius + scene.coin_radius
     });
     let (amp_lo, amp_hi) = config.amplitude;
-    let verdict = if travel_mm < config.min_travel_radii * scene.coin_radius {
+    let cheap = if travel_mm < config.min_travel_radii * scene.coin_radius {
         Verdict::TooShort
     } else if travel_mm > config.max_travel_mm {
         Verdict::TooLong
@@ -845,13 +908,23 @@ fn fit_region(
         Verdict::Amplitude
     } else if snr < config.min_snr {
         Verdict::Faint
-    } else if !(config.width.0..=config.width.1).contains(&width_ratio) {
-        Verdict::Width
     } else if off_line > config.max_off_line {
         Verdict::Colour
     } else {
         Verdict::Streak
     };
+    // Last (the dearest test): the width the region itself prefers.
+    let width_ratio = if cheap == Verdict::Streak {
+        descend(&win, p0, p1, r, true).2 / r
+    } else {
+        f64::NAN
+    };
+    let verdict =
+        if cheap == Verdict::Streak && !(config.width.0..=config.width.1).contains(&width_ratio) {
+            Verdict::Width
+        } else {
+            cheap
+        };
     // A clear sweep of one coin's light: sure, though never as sure as a round rim.
     let confidence = ((1.0 - (amp - 1.0).abs()) * (snr / 60.0).min(1.0)).clamp(0.3, 0.9);
     Some(Candidate {
