@@ -8,16 +8,19 @@
 //! spread out). This module finds such streaks:
 //!
 //! 1. Each pixel's colour is read as "how much coin" (`a`) by a matched filter along
-//!    `coin − table`, whitened by the table's own colour spread (wood grain, shading
-//!    and noise, learned from the view), and how far it lies off that line.
+//!    `coin − table`, taken against the bare table as last seen still at that pixel
+//!    ([`StreakMemory`]: the table's own grain, seams and stains are no evidence, only
+//!    what changed is) and whitened by the spread of what is left (noise, exposure
+//!    drift); also how far the colour lies off that line.
 //! 2. Smoothed `a` is thresholded (relative to its noise) into connected regions,
 //!    away from what is already explained: found tags (grown by a few mm), found
-//!    coins, occluders (a hand) and everything off the table.
-//! 3. Each region is fitted with the blur model of a disc of the known radius swept
-//!    along a segment (least squares over the segment's ends, amplitude and a local
-//!    background), and kept only if it is that: amplitude about one coin, width the
-//!    coin's (a narrower or wider sweep fits worse), clearly longer than a coin,
-//!    coloured along `coin − table`, well above the noise, and not touching a hand.
+//!    coins, occluders (a hand) and everything off the table or never seen bare.
+//! 3. Each region about a coin wide is fitted with the blur model of a disc of the
+//!    known radius swept along a segment (least squares over the segment's ends, an
+//!    amplitude and a local background), and kept only if it is that: amplitude
+//!    about one coin, clearly longer than a coin, coloured along `coin − table`, well
+//!    above the noise, away from hands and found coins, mostly seen, and of the
+//!    coin's width when the width is left free.
 //!
 //! Everything is in physical units (mm, the coin radius) and learned looks; nothing
 //! depends on how the picture was made. Precision comes before recall: a phantom
