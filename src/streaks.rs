@@ -180,8 +180,8 @@ pub fn candidates(scene: &StreakScene, config: &StreakConfig) -> Vec<Candidate> 
 
 /// What the table looked like where nothing was going on, remembered from view to
 /// view in the grid of the largest view seen: the table's own pattern (grain, seams,
-/// stains) is then no evidence, only what changed is. A view of another scale, or not
-/// aligned with the remembered grid, is read against the table's mean colour.
+/// stains) is then no evidence, only what changed is. A view of another scale, or
+/// not on the remembered pixels, finds nothing (precision first).
 #[derive(Debug, Clone, Default)]
 pub struct StreakMemory {
     grid: Option<TopGrid>,
@@ -227,7 +227,11 @@ impl StreakMemory {
                 last_valid: vec![false; n],
             };
         }
-        let at = self.offset(&g);
+        // A view off the remembered pixels has no bare table to be read against.
+        let Some(at) = self.offset(&g) else {
+            return Vec::new();
+        };
+        let at = Some(at);
         let Some((cands, ev, _)) = run(scene, config, at.map(|o| (&*self, o))) else {
             // Nothing to judge yet (a first look): remember the view as last seen.
             if let (Some((u0, v0)), Some(m)) = (at, self.grid) {
