@@ -18,7 +18,7 @@ use crate::config::Items;
 use crate::geometry::table::closest_on_segment;
 use crate::geometry::{FishFootprint, Point, Table, Vector};
 use crate::model::{FrameIdx, PlayerIdx, Pose};
-use crate::track::{CoinDetection, FishDetection, FrameDetections, Occluder};
+use crate::track::{CoinDetection, FishDetection, FrameDetections, Occluder, Streak};
 use nalgebra::Rotation2;
 
 /// How a top-down image maps to the table: pixel (u, v) (its centre) shows the table
@@ -97,8 +97,11 @@ pub struct FishSighting {
 pub struct CoinSighting {
     pub pt_in_table: Point,
     pub radius_mm: f64,
-    /// Fraction of the rim seen as an edge, 0..1.
+    /// Fraction of the rim seen as an edge, 0..1 (for a streak: the fit's confidence).
     pub rim_seen: f64,
+    /// Seen only as a motion-blur streak: the segment its centre swept during the
+    /// exposure (`pt_in_table` is its midpoint). See [`crate::streaks`].
+    pub streak: Option<Streak>,
 }
 
 /// Everything found in one top-down frame.
@@ -144,6 +147,10 @@ impl Sightings {
             let on_tag = placed.iter().any(|f| f.covers(c.pt_in_table));
             let h = 0.5 * items.coin.thickness + if on_tag { items.fish.thickness } else { 0.0 };
             c.pt_in_table = lower(c.pt_in_table, h);
+            if let Some(s) = &mut c.streak {
+                s.from = lower(s.from, h);
+                s.to = lower(s.to, h);
+            }
         }
         for f in &mut self.fish {
             let p = lower(f.pose.point(), 0.5 * items.fish.thickness);
@@ -187,11 +194,13 @@ impl Sightings {
                     let hole = footprint.placed(&f.pose).hole;
                     (c.pt_in_table - hole.center).norm() + c.radius_mm * 0.8 < hole.radius
                 });
+                // A streak's midpoint in a hole is no coin resting there.
+                let in_hole_of = in_hole_of.filter(|_| c.streak.is_none());
                 CoinDetection {
                     pt_in_table: c.pt_in_table,
                     radius_mm: Some(c.radius_mm),
                     confidence: c.rim_seen,
-                    streak: None,
+                    streak: c.streak,
                     in_hole_of,
                 }
             })
@@ -500,6 +509,8 @@ pub struct Detector {
     /// Moving tags seen well enough to read the exposure from, and readings taken.
     blur_candidates: u32,
     blur_readings: u32,
+    /// The bare table as last seen, for the streak search.
+    streak_memory: crate::streaks::StreakMemory,
 }
 
 /// The colour of a surface: chroma and mean grey.
@@ -582,6 +593,7 @@ impl Detector {
             looks_known: false,
             blur_candidates: 0,
             blur_readings: 0,
+            streak_memory: Default::default(),
         }
     }
 
@@ -670,6 +682,8 @@ impl Detector {
         }
         sightings.coins = self.detect_coins(&g, &sightings.fish, &sightings.occluders);
         self.learn_coin_look(&g, &sightings);
+        let streaks = self.coin_streaks(view, &sightings);
+        sightings.coins.extend(streaks);
         sightings
     }
 
@@ -753,6 +767,51 @@ impl Detector {
             return None;
         }
         Some(inside)
+    }
+
+    /// Coins too fast to show a rim, seen as motion-blur streaks where nothing found
+    /// (tags, coins, occluders) explains them; none before a coin's look is known.
+    fn coin_streaks(&mut self, view: &TopView, seen: &Sightings) -> Vec<CoinSighting> {
+        let Some(coin) = self.coin_look else {
+            return Vec::new();
+        };
+        let [cr, cg] = coin.chroma;
+        let fish: Vec<_> = seen
+            .fish
+            .iter()
+            .map(|f| self.footprint.placed(&f.pose))
+            .collect();
+        let coins: Vec<_> = seen
+            .coins
+            .iter()
+            .map(|c| crate::geometry::Disc::new(c.pt_in_table, c.radius_mm))
+            .collect();
+        let scene = crate::streaks::StreakScene {
+            view,
+            on_table: &self.on_table,
+            hidden: &self.hidden,
+            coin_rgb: [
+                3.0 * coin.grey * cr,
+                3.0 * coin.grey * cg,
+                3.0 * coin.grey * (1.0 - cr - cg),
+            ],
+            coin_radius: self.coin_radius,
+            fish: &fish,
+            coins: &coins,
+        };
+        self.streak_memory
+            .find(&scene, &crate::streaks::StreakConfig::default())
+            .into_iter()
+            .map(|s| CoinSighting {
+                pt_in_table: s.midpoint(),
+                radius_mm: self.coin_radius,
+                rim_seen: s.confidence,
+                streak: Some(Streak {
+                    from: s.from,
+                    to: s.to,
+                }),
+            })
+            .collect()
     }
 
     /// Learns (slowly) how coins look from coins seen in the holes of wholly seen tags.
@@ -1713,6 +1772,7 @@ impl Detector {
             pt_in_table: g.table_from_px(cu, cv),
             radius_mm: r * g.mm_per_px,
             rim_seen,
+            streak: None,
         })
     }
 }

@@ -562,6 +562,7 @@ mod tests {
             pt_in_table: Point::new(x, y),
             radius_mm: items.coin.radius,
             rim_seen: 1.0,
+            streak: None,
         };
         let reference = Sightings {
             fish: vec![fish(0, 100.0, 100.0), fish(1, 600.0, 400.0)],
