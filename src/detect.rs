@@ -1129,20 +1129,23 @@ impl Detector {
         let coverage = &self.coverages[player * w * h..(player + 1) * w * h];
         let blocked = self.blocked.as_slice();
         let others = unknown_bits(player);
+        // A sample is judged by its nearest pixel inside `[0, w - 0.5) x [0, h - 0.5)`
+        // and read (bilinear, 0 outside) only within that: `bilinear` reads nothing
+        // beyond `[0, w - 1) x [0, h - 1)`. A blocked sample is never read.
+        let (near_u, near_v) = (w as f64 - 0.5, h as f64 - 0.5);
         let mean_over = |samples: &[Vector], unknown: u8| {
             let (mut sum, mut n) = (0.0f32, 0usize);
             for p in samples {
                 let u = a11 * p.x + a12 * p.y + bu;
                 let v = a21 * p.x + a22 * p.y + bv;
-                let c = bilinear(coverage, w, h, u, v);
                 // Written so that NaN fails the test too.
-                if u >= 0.0 && v >= 0.0 && u < w as f64 - 0.5 && v < h as f64 - 0.5 {
+                if u >= 0.0 && v >= 0.0 && u < near_u && v < near_v {
                     let i = (v + 0.5) as usize * w + (u + 0.5) as usize;
                     if blocked[i] & unknown != 0 {
                         continue;
                     }
+                    sum += bilinear(coverage, w, h, u, v);
                 }
-                sum += c;
                 n += 1;
             }
             (sum as f64, n)
@@ -1306,17 +1309,25 @@ impl Detector {
     ) -> Vec<CoinSighting> {
         let (w, h) = (g.width, g.height);
         let r_px = self.coin_radius / g.mm_per_px;
-        // Sobel gradients of the grey image.
+        // Sobel gradients of the grey image, row by row.
         let grey = &self.grey;
-        let at = |u: usize, v: usize| grey[v * w + u];
         let mut edges: Vec<(usize, usize, f32, f32)> = Vec::new();
         for v in 1..h.saturating_sub(1) {
-            for u in 1..w.saturating_sub(1) {
-                let gx = (at(u + 1, v - 1) + 2.0 * at(u + 1, v) + at(u + 1, v + 1))
-                    - (at(u - 1, v - 1) + 2.0 * at(u - 1, v) + at(u - 1, v + 1));
-                let gy = (at(u - 1, v + 1) + 2.0 * at(u, v + 1) + at(u + 1, v + 1))
-                    - (at(u - 1, v - 1) + 2.0 * at(u, v - 1) + at(u + 1, v - 1));
-                let m = (gx * gx + gy * gy).sqrt();
+            let up = &grey[(v - 1) * w..v * w];
+            let mid = &grey[v * w..(v + 1) * w];
+            let down = &grey[(v + 1) * w..(v + 2) * w];
+            for u in 1..w - 1 {
+                let gx = (up[u + 1] + 2.0 * mid[u + 1] + down[u + 1])
+                    - (up[u - 1] + 2.0 * mid[u - 1] + down[u - 1]);
+                let gy = (down[u - 1] + 2.0 * down[u] + down[u + 1])
+                    - (up[u - 1] + 2.0 * up[u] + up[u + 1]);
+                let m2 = gx * gx + gy * gy;
+                // Most pixels are flat: the root only where it can pass (the rounded
+                // root of at most 1600 is at most 40).
+                if m2 <= 1600.0 {
+                    continue;
+                }
+                let m = m2.sqrt();
                 if m > 40.0 {
                     edges.push((u, v, gx / m, gy / m));
                 }
@@ -1331,12 +1342,36 @@ impl Detector {
             .map(|f| self.footprint.placed(&f.pose))
             .collect();
         let near_mm = 1.5f64.max(1.5 * g.mm_per_px);
+        // Each outline segment with its box grown by `near_mm` (and a hair for
+        // rounding): a point outside the box is farther than that from the segment.
+        let segments: Vec<Vec<(Point, Point, Point, Point)>> = placed
+            .iter()
+            .map(|f| {
+                let grow = near_mm + 1e-9;
+                (0..f.outline.len())
+                    .map(|i| {
+                        let (a, b) = (f.outline[i], f.outline[(i + 1) % f.outline.len()]);
+                        let lo = Point::new(a.x.min(b.x) - grow, a.y.min(b.y) - grow);
+                        let hi = Point::new(a.x.max(b.x) + grow, a.y.max(b.y) + grow);
+                        (a, b, lo, hi)
+                    })
+                    .collect()
+            })
+            .collect();
         edges.retain(|&(u, v, _, _)| {
             let p = g.table_from_px(u as f64, v as f64);
-            !placed.iter().any(|f| {
+            !placed.iter().zip(&segments).any(|(f, segments)| {
                 let dh = (p - f.hole.center).norm();
+                // The outline's distance below `near_mm`: some segment's is.
                 dh < f.reach + near_mm
-                    && crate::geometry::shapes::boundary_distance(p, &f.outline) < near_mm
+                    && segments.iter().any(|&(a, b, lo, hi)| {
+                        p.x >= lo.x
+                            && p.x <= hi.x
+                            && p.y >= lo.y
+                            && p.y <= hi.y
+                            && (p - crate::geometry::table::closest_on_segment(p, a, b)).norm()
+                                < near_mm
+                    })
             })
         });
         // Vote for centres at the coin radius along both gradient directions.
@@ -1382,14 +1417,28 @@ impl Detector {
         // A fit only looks at edges near its candidate: bucket them once.
         let buckets = EdgeBuckets::new(&edges, w, h, (r_px + 8.0).ceil() as usize);
         let mut near = Vec::new();
+        // `hypot` only where the squared distance is too near the limit to tell.
+        let apart = r_px * 1.2;
+        let (clear_in, clear_out) = (apart * apart * (1.0 - 1e-9), apart * apart * (1.0 + 1e-9));
+        // How far a fit can move a centre (plus a hair for rounding).
+        let fit_shift_mm = 2.0 * Self::FIT_BANDS_PX.iter().sum::<f64>() * g.mm_per_px + 1e-6;
         for &(_, u, v) in &peaks {
-            if taken
-                .iter()
-                .any(|&(tu, tv)| (tu - u as f64).hypot(tv - v as f64) < r_px * 1.2)
-            {
+            if taken.iter().any(|&(tu, tv)| {
+                let (du, dv) = (tu - u as f64, tv - v as f64);
+                let d2 = du * du + dv * dv;
+                d2 < clear_in || (d2 <= clear_out && du.hypot(dv) < apart)
+            }) {
                 continue;
             }
             taken.push((u as f64, v as f64));
+            // Deep under a hand, whatever circle the fit finds there is dropped below.
+            let at = g.table_from_px(u as f64, v as f64);
+            if occluders
+                .iter()
+                .any(|(center, radius)| (at - center).norm() < *radius - fit_shift_mm)
+            {
+                continue;
+            }
             // The fit moves the centre by a few pixels at most; the margin covers it.
             buckets.near(u, v, r_px + 6.0, &mut near);
             if let Some(c) = self
@@ -1422,6 +1471,10 @@ impl Detector {
         coins
     }
 
+    /// The bands (pixels either side of the radius) of `fit_circle`'s rounds: each
+    /// round moves the centre by at most twice its band.
+    const FIT_BANDS_PX: [f64; 6] = [2.0, 1.6, 1.3, 1.1, 1.0, 1.0];
+
     fn fit_circle(
         &self,
         g: &TopGrid,
@@ -1436,12 +1489,20 @@ impl Detector {
         let mut mean_r = r_px;
         // Fit the centre with the radius known: robust where another edge (a hole's
         // rim) runs close to the coin's. The band narrows as the centre settles.
-        for band in [2.0, 1.6, 1.3, 1.1, 1.0, 1.0] {
+        for band in Self::FIT_BANDS_PX {
             let mut pts = Vec::new();
             let mut bins = [false; 36];
+            // Squared bounds of the band, a hair wide: most edges fail them, rootless.
+            let inner = (r_px - band).max(0.0) * (1.0 - 1e-9);
+            let outer = (r_px + band) * (1.0 + 1e-9);
+            let (inner2, outer2) = (inner * inner, outer * outer);
             for &(u, v, nx, ny) in edges {
                 let (du, dv) = (u as f64 - cu, v as f64 - cv);
-                let d = (du * du + dv * dv).sqrt();
+                let d2 = du * du + dv * dv;
+                if d2 > outer2 || d2 < inner2 {
+                    continue;
+                }
+                let d = d2.sqrt();
                 if (d - r_px).abs() > band || d < 1e-6 {
                     continue;
                 }
