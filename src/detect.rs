@@ -1489,7 +1489,8 @@ impl Detector {
         let mut mean_r = r_px;
         // Fit the centre with the radius known: robust where another edge (a hole's
         // rim) runs close to the coin's. The band narrows as the centre settles.
-        for band in Self::FIT_BANDS_PX {
+        for (round, band) in Self::FIT_BANDS_PX.into_iter().enumerate() {
+            let last = round + 1 == Self::FIT_BANDS_PX.len();
             let mut pts = Vec::new();
             let mut bins = [false; 36];
             // Squared bounds of the band, a hair wide: most edges fail them, rootless.
@@ -1510,10 +1511,14 @@ impl Detector {
                 if radial < 0.8 {
                     continue;
                 }
-                let a = dv.atan2(du);
-                let bin =
-                    (((a + std::f64::consts::PI) / std::f64::consts::TAU * 36.0) as usize).min(35);
-                bins[bin] = true;
+                // Only the last round's share of the rim is kept.
+                if last {
+                    let a = dv.atan2(du);
+                    let bin = (((a + std::f64::consts::PI) / std::f64::consts::TAU * 36.0)
+                        as usize)
+                        .min(35);
+                    bins[bin] = true;
+                }
                 pts.push((du, dv, d));
             }
             rim_seen = bins.iter().filter(|b| **b).count() as f64 / 36.0;
@@ -1715,9 +1720,9 @@ fn label_blobs(
             v1: 0,
         };
         labels[start] = label;
-        stack.push(start);
-        while let Some(i) = stack.pop() {
-            let (u, v) = (i % w, i / w);
+        // Pixels as (u, v): no division per pixel.
+        stack.push((start % w, start / w));
+        while let Some((u, v)) = stack.pop() {
             b.count += 1;
             b.cx += u as f64;
             b.cy += v as f64;
@@ -1725,16 +1730,12 @@ fn label_blobs(
             b.u1 = b.u1.max(u);
             b.v0 = b.v0.min(v);
             b.v1 = b.v1.max(v);
-            for dv in -1i64..=1 {
-                for du in -1i64..=1 {
-                    let (uu, vv) = (u as i64 + du, v as i64 + dv);
-                    if uu < 0 || vv < 0 || uu as usize >= w || vv as usize >= h {
-                        continue;
-                    }
-                    let j = vv as usize * w + uu as usize;
+            for vv in v.saturating_sub(1)..(v + 2).min(h) {
+                for uu in u.saturating_sub(1)..(u + 2).min(w) {
+                    let j = vv * w + uu;
                     if labels[j] == 0 && img[j] > threshold {
                         labels[j] = label;
-                        stack.push(j);
+                        stack.push((uu, vv));
                     }
                 }
             }
