@@ -1252,14 +1252,17 @@ impl Detector {
             let c = self.chroma[i];
             let c64 = [c[0] as f64, c[1] as f64];
             let dt2 = dist2(c64, table);
-            let near_player = self
-                .players
-                .iter()
-                .any(|p| dist2(c64, *p) < 4.0 * off * off);
             // Skin and wood can share a hue; brightness tells them apart.
             let ratio = self.grey[i] / grey_median.max(1.0);
             let odd_brightness = !(0.35..=1.4).contains(&ratio);
-            self.coverage[i] = if (dt2 > 2.25 * off * off || odd_brightness) && !near_player {
+            // Only an odd pixel needs the players' colours (most are plain table).
+            let odd = dt2 > 2.25 * off * off || odd_brightness;
+            self.coverage[i] = if odd
+                && !self
+                    .players
+                    .iter()
+                    .any(|p| dist2(c64, *p) < 4.0 * off * off)
+            {
                 1.0
             } else {
                 0.0
@@ -1312,15 +1315,21 @@ impl Detector {
         // Sobel gradients of the grey image, row by row.
         let grey = &self.grey;
         let mut edges: Vec<(usize, usize, f32, f32)> = Vec::new();
+        // A row's gradients in one branch-free (vectorised) pass, then its edges.
+        let mut gxs = vec![0.0f32; w];
+        let mut gys = vec![0.0f32; w];
         for v in 1..h.saturating_sub(1) {
             let up = &grey[(v - 1) * w..v * w];
             let mid = &grey[v * w..(v + 1) * w];
             let down = &grey[(v + 1) * w..(v + 2) * w];
             for u in 1..w - 1 {
-                let gx = (up[u + 1] + 2.0 * mid[u + 1] + down[u + 1])
+                gxs[u] = (up[u + 1] + 2.0 * mid[u + 1] + down[u + 1])
                     - (up[u - 1] + 2.0 * mid[u - 1] + down[u - 1]);
-                let gy = (down[u - 1] + 2.0 * down[u] + down[u + 1])
+                gys[u] = (down[u - 1] + 2.0 * down[u] + down[u + 1])
                     - (up[u - 1] + 2.0 * up[u] + up[u + 1]);
+            }
+            for u in 1..w - 1 {
+                let (gx, gy) = (gxs[u], gys[u]);
                 let m2 = gx * gx + gy * gy;
                 // Most pixels are flat: the root only where it can pass (the rounded
                 // root of at most 1600 is at most 40).
@@ -1704,8 +1713,18 @@ fn label_blobs(
     labels.resize(w * h, 0);
     let mut blobs = Vec::new();
     let mut stack = Vec::new();
-    for start in 0..w * h {
-        if labels[start] != 0 || img[start] <= threshold {
+    // Most pixels are background: whole runs of them are passed over at once (a
+    // branch-free test per run), and only a run holding a candidate is walked.
+    const RUN: usize = 32;
+    let candidates = (0..w * h).step_by(RUN).flat_map(|run| {
+        let end = (run + RUN).min(w * h);
+        let any = img[run..end]
+            .iter()
+            .fold(false, |any, &x| any | !(x <= threshold));
+        (if any { run..end } else { run..run }).filter(|&i| !(img[i] <= threshold))
+    });
+    for start in candidates {
+        if labels[start] != 0 {
             continue;
         }
         let label = blobs.len() as u32 + 1;
