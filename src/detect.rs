@@ -1716,12 +1716,14 @@ fn label_blobs(
     // Most pixels are background: whole runs of them are passed over at once (a
     // branch-free test per run), and only a run holding a candidate is walked.
     const RUN: usize = 32;
+    // Not at most the threshold (NaN included, as the test used to read).
+    let candidate = |x: f32| x > threshold || x.is_nan();
     let candidates = (0..w * h).step_by(RUN).flat_map(|run| {
         let end = (run + RUN).min(w * h);
         let any = img[run..end]
             .iter()
-            .fold(false, |any, &x| any | !(x <= threshold));
-        (if any { run..end } else { run..run }).filter(|&i| !(img[i] <= threshold))
+            .fold(false, |any, &x| any | candidate(x));
+        (if any { run..end } else { run..run }).filter(|&i| candidate(img[i]))
     });
     for start in candidates {
         if labels[start] != 0 {
