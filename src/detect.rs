@@ -300,7 +300,9 @@ impl Template {
         if !(u >= 0.0 && v >= 0.0) {
             return false;
         }
-        let (u, v) = (u as usize, v as usize);
+        // Through i32 the conversion is one instruction (a huge value saturates, and
+        // fails the test below all the same).
+        let (u, v) = (u as i32 as usize, v as i32 as usize);
         if u >= self.raster_side || v >= self.raster_side {
             return false;
         }
@@ -1140,7 +1142,8 @@ impl Detector {
                 let v = a21 * p.x + a22 * p.y + bv;
                 // Written so that NaN fails the test too.
                 if u >= 0.0 && v >= 0.0 && u < near_u && v < near_v {
-                    let i = (v + 0.5) as usize * w + (u + 0.5) as usize;
+                    // In range here: through i32, the conversion is one instruction.
+                    let i = (v + 0.5) as i32 as usize * w + (u + 0.5) as i32 as usize;
                     if blocked[i] & unknown != 0 {
                         continue;
                     }
@@ -1644,8 +1647,9 @@ fn bilinear(img: &[f32], w: usize, h: usize, u: f64, v: f64) -> f32 {
     if !(u >= 0.0 && v >= 0.0 && u < (w - 1) as f64 && v < (h - 1) as f64) {
         return 0.0;
     }
-    // Non-negative here, so truncation is the floor.
-    let (u0, v0) = (u as usize, v as usize);
+    // Non-negative here, so truncation is the floor; in range, so through i32 the
+    // conversion is one instruction.
+    let (u0, v0) = (u as i32 as usize, v as i32 as usize);
     let (fu, fv) = ((u - u0 as f64) as f32, (v - v0 as f64) as f32);
     let i = v0 * w + u0;
     let top = img[i] * (1.0 - fu) + img[i + 1] * fu;
