@@ -556,16 +556,11 @@ impl Detector {
         }
         self.chroma.resize(n, [0.0; 2]);
         self.grey.resize(n, 0.0);
-        for i in 0..n {
-            let p = &view.rgb[3 * i..3 * i + 3];
-            let (r, gg, b) = if view.bgr {
-                (p[2] as f32, p[1] as f32, p[0] as f32)
-            } else {
-                (p[0] as f32, p[1] as f32, p[2] as f32)
-            };
-            let s = (r + gg + b).max(1.0);
-            self.chroma[i] = [r / s, gg / s];
-            self.grey[i] = s / 3.0;
+        // One loop per channel order: each then vectorises.
+        if view.bgr {
+            chroma_and_grey::<2, 0>(&view.rgb[..3 * n], &mut self.chroma, &mut self.grey);
+        } else {
+            chroma_and_grey::<0, 2>(&view.rgb[..3 * n], &mut self.chroma, &mut self.grey);
         }
         if self.on_table_grid != Some(g) {
             // Row by row: a row crosses the (convex) table in one span of pixels.
@@ -1640,6 +1635,24 @@ fn row_span(table: &Table, y: f64) -> Option<(f64, f64)> {
         }
     }
     (lo <= hi).then_some((lo, hi))
+}
+
+/// Each pixel's chromaticity (r, g) / (r + g + b) and mean grey; red is byte `R`
+/// and blue byte `B` of each three.
+fn chroma_and_grey<const R: usize, const B: usize>(
+    pixels: &[u8],
+    chroma: &mut [[f32; 2]],
+    grey: &mut [f32],
+) {
+    for (p, (c, y)) in pixels
+        .chunks_exact(3)
+        .zip(chroma.iter_mut().zip(grey.iter_mut()))
+    {
+        let (r, gg, b) = (p[R] as f32, p[1] as f32, p[B] as f32);
+        let s = (r + gg + b).max(1.0);
+        *c = [r / s, gg / s];
+        *y = s / 3.0;
+    }
 }
 
 fn bilinear(img: &[f32], w: usize, h: usize, u: f64, v: f64) -> f32 {
