@@ -351,7 +351,9 @@ impl Template {
         if !(u >= 0.0 && v >= 0.0) {
             return false;
         }
-        let (u, v) = (u as usize, v as usize);
+        // Through i32 the conversion is one instruction (a huge value saturates, and
+        // fails the test below all the same).
+        let (u, v) = (u as i32 as usize, v as i32 as usize);
         if u >= self.raster_side || v >= self.raster_side {
             return false;
         }
@@ -616,16 +618,11 @@ impl Detector {
         }
         self.chroma.resize(n, [0.0; 2]);
         self.grey.resize(n, 0.0);
-        for i in 0..n {
-            let p = &view.rgb[3 * i..3 * i + 3];
-            let (r, gg, b) = if view.bgr {
-                (p[2] as f32, p[1] as f32, p[0] as f32)
-            } else {
-                (p[0] as f32, p[1] as f32, p[2] as f32)
-            };
-            let s = (r + gg + b).max(1.0);
-            self.chroma[i] = [r / s, gg / s];
-            self.grey[i] = s / 3.0;
+        // One loop per channel order: each then vectorises.
+        if view.bgr {
+            chroma_and_grey::<2, 0>(&view.rgb[..3 * n], &mut self.chroma, &mut self.grey);
+        } else {
+            chroma_and_grey::<0, 2>(&view.rgb[..3 * n], &mut self.chroma, &mut self.grey);
         }
         if self.on_table_grid != Some(g) {
             // Row by row: a row crosses the (convex) table in one span of pixels.
@@ -1423,20 +1420,24 @@ impl Detector {
         let coverage = &self.coverages[player * w * h..(player + 1) * w * h];
         let blocked = self.blocked.as_slice();
         let others = unknown_bits(player);
+        // A sample is judged by its nearest pixel inside `[0, w - 0.5) x [0, h - 0.5)`
+        // and read (bilinear, 0 outside) only within that: `bilinear` reads nothing
+        // beyond `[0, w - 1) x [0, h - 1)`. A blocked sample is never read.
+        let (near_u, near_v) = (w as f64 - 0.5, h as f64 - 0.5);
         let mean_over = |samples: &[Vector], unknown: u8| {
             let (mut sum, mut n) = (0.0f32, 0usize);
             for p in samples {
                 let u = a11 * p.x + a12 * p.y + bu;
                 let v = a21 * p.x + a22 * p.y + bv;
-                let c = bilinear(coverage, w, h, u, v);
                 // Written so that NaN fails the test too.
-                if u >= 0.0 && v >= 0.0 && u < w as f64 - 0.5 && v < h as f64 - 0.5 {
-                    let i = (v + 0.5) as usize * w + (u + 0.5) as usize;
+                if u >= 0.0 && v >= 0.0 && u < near_u && v < near_v {
+                    // In range here: through i32, the conversion is one instruction.
+                    let i = (v + 0.5) as i32 as usize * w + (u + 0.5) as i32 as usize;
                     if blocked[i] & unknown != 0 {
                         continue;
                     }
+                    sum += bilinear(coverage, w, h, u, v);
                 }
-                sum += c;
                 n += 1;
             }
             (sum as f64, n)
@@ -1543,14 +1544,17 @@ impl Detector {
             let c = self.chroma[i];
             let c64 = [c[0] as f64, c[1] as f64];
             let dt2 = dist2(c64, table);
-            let near_player = self
-                .players
-                .iter()
-                .any(|p| dist2(c64, *p) < 4.0 * off * off);
             // Skin and wood can share a hue; brightness tells them apart.
             let ratio = self.grey[i] / grey_median.max(1.0);
             let odd_brightness = !(0.35..=1.4).contains(&ratio);
-            self.coverage[i] = if (dt2 > 2.25 * off * off || odd_brightness) && !near_player {
+            // Only an odd pixel needs the players' colours (most are plain table).
+            let odd = dt2 > 2.25 * off * off || odd_brightness;
+            self.coverage[i] = if odd
+                && !self
+                    .players
+                    .iter()
+                    .any(|p| dist2(c64, *p) < 4.0 * off * off)
+            {
                 1.0
             } else {
                 0.0
@@ -1600,17 +1604,31 @@ impl Detector {
     ) -> Vec<CoinSighting> {
         let (w, h) = (g.width, g.height);
         let r_px = self.coin_radius / g.mm_per_px;
-        // Sobel gradients of the grey image.
+        // Sobel gradients of the grey image, row by row.
         let grey = &self.grey;
-        let at = |u: usize, v: usize| grey[v * w + u];
         let mut edges: Vec<(usize, usize, f32, f32)> = Vec::new();
+        // A row's gradients in one branch-free (vectorised) pass, then its edges.
+        let mut gxs = vec![0.0f32; w];
+        let mut gys = vec![0.0f32; w];
         for v in 1..h.saturating_sub(1) {
-            for u in 1..w.saturating_sub(1) {
-                let gx = (at(u + 1, v - 1) + 2.0 * at(u + 1, v) + at(u + 1, v + 1))
-                    - (at(u - 1, v - 1) + 2.0 * at(u - 1, v) + at(u - 1, v + 1));
-                let gy = (at(u - 1, v + 1) + 2.0 * at(u, v + 1) + at(u + 1, v + 1))
-                    - (at(u - 1, v - 1) + 2.0 * at(u, v - 1) + at(u + 1, v - 1));
-                let m = (gx * gx + gy * gy).sqrt();
+            let up = &grey[(v - 1) * w..v * w];
+            let mid = &grey[v * w..(v + 1) * w];
+            let down = &grey[(v + 1) * w..(v + 2) * w];
+            for u in 1..w - 1 {
+                gxs[u] = (up[u + 1] + 2.0 * mid[u + 1] + down[u + 1])
+                    - (up[u - 1] + 2.0 * mid[u - 1] + down[u - 1]);
+                gys[u] = (down[u - 1] + 2.0 * down[u] + down[u + 1])
+                    - (up[u - 1] + 2.0 * up[u] + up[u + 1]);
+            }
+            for u in 1..w - 1 {
+                let (gx, gy) = (gxs[u], gys[u]);
+                let m2 = gx * gx + gy * gy;
+                // Most pixels are flat: the root only where it can pass (the rounded
+                // root of at most 1600 is at most 40).
+                if m2 <= 1600.0 {
+                    continue;
+                }
+                let m = m2.sqrt();
                 if m > 40.0 {
                     edges.push((u, v, gx / m, gy / m));
                 }
@@ -1625,12 +1643,36 @@ impl Detector {
             .map(|f| self.footprint.placed(&f.pose))
             .collect();
         let near_mm = 1.5f64.max(1.5 * g.mm_per_px);
+        // Each outline segment with its box grown by `near_mm` (and a hair for
+        // rounding): a point outside the box is farther than that from the segment.
+        let segments: Vec<Vec<(Point, Point, Point, Point)>> = placed
+            .iter()
+            .map(|f| {
+                let grow = near_mm + 1e-9;
+                (0..f.outline.len())
+                    .map(|i| {
+                        let (a, b) = (f.outline[i], f.outline[(i + 1) % f.outline.len()]);
+                        let lo = Point::new(a.x.min(b.x) - grow, a.y.min(b.y) - grow);
+                        let hi = Point::new(a.x.max(b.x) + grow, a.y.max(b.y) + grow);
+                        (a, b, lo, hi)
+                    })
+                    .collect()
+            })
+            .collect();
         edges.retain(|&(u, v, _, _)| {
             let p = g.table_from_px(u as f64, v as f64);
-            !placed.iter().any(|f| {
+            !placed.iter().zip(&segments).any(|(f, segments)| {
                 let dh = (p - f.hole.center).norm();
+                // The outline's distance below `near_mm`: some segment's is.
                 dh < f.reach + near_mm
-                    && crate::geometry::shapes::boundary_distance(p, &f.outline) < near_mm
+                    && segments.iter().any(|&(a, b, lo, hi)| {
+                        p.x >= lo.x
+                            && p.x <= hi.x
+                            && p.y >= lo.y
+                            && p.y <= hi.y
+                            && (p - crate::geometry::table::closest_on_segment(p, a, b)).norm()
+                                < near_mm
+                    })
             })
         });
         // Vote for centres at the coin radius along both gradient directions.
@@ -1676,14 +1718,28 @@ impl Detector {
         // A fit only looks at edges near its candidate: bucket them once.
         let buckets = EdgeBuckets::new(&edges, w, h, (r_px + 8.0).ceil() as usize);
         let mut near = Vec::new();
+        // `hypot` only where the squared distance is too near the limit to tell.
+        let apart = r_px * 1.2;
+        let (clear_in, clear_out) = (apart * apart * (1.0 - 1e-9), apart * apart * (1.0 + 1e-9));
+        // How far a fit can move a centre (plus a hair for rounding).
+        let fit_shift_mm = 2.0 * Self::FIT_BANDS_PX.iter().sum::<f64>() * g.mm_per_px + 1e-6;
         for &(_, u, v) in &peaks {
-            if taken
-                .iter()
-                .any(|&(tu, tv)| (tu - u as f64).hypot(tv - v as f64) < r_px * 1.2)
-            {
+            if taken.iter().any(|&(tu, tv)| {
+                let (du, dv) = (tu - u as f64, tv - v as f64);
+                let d2 = du * du + dv * dv;
+                d2 < clear_in || (d2 <= clear_out && du.hypot(dv) < apart)
+            }) {
                 continue;
             }
             taken.push((u as f64, v as f64));
+            // Deep under a hand, whatever circle the fit finds there is dropped below.
+            let at = g.table_from_px(u as f64, v as f64);
+            if occluders
+                .iter()
+                .any(|(center, radius)| (at - center).norm() < *radius - fit_shift_mm)
+            {
+                continue;
+            }
             // The fit moves the centre by a few pixels at most; the margin covers it.
             buckets.near(u, v, r_px + 6.0, &mut near);
             if let Some(c) = self
@@ -1716,6 +1772,10 @@ impl Detector {
         coins
     }
 
+    /// The bands (pixels either side of the radius) of `fit_circle`'s rounds: each
+    /// round moves the centre by at most twice its band.
+    const FIT_BANDS_PX: [f64; 6] = [2.0, 1.6, 1.3, 1.1, 1.0, 1.0];
+
     fn fit_circle(
         &self,
         g: &TopGrid,
@@ -1730,12 +1790,21 @@ impl Detector {
         let mut mean_r = r_px;
         // Fit the centre with the radius known: robust where another edge (a hole's
         // rim) runs close to the coin's. The band narrows as the centre settles.
-        for band in [2.0, 1.6, 1.3, 1.1, 1.0, 1.0] {
+        for (round, band) in Self::FIT_BANDS_PX.into_iter().enumerate() {
+            let last = round + 1 == Self::FIT_BANDS_PX.len();
             let mut pts = Vec::new();
             let mut bins = [false; 36];
+            // Squared bounds of the band, a hair wide: most edges fail them, rootless.
+            let inner = (r_px - band).max(0.0) * (1.0 - 1e-9);
+            let outer = (r_px + band) * (1.0 + 1e-9);
+            let (inner2, outer2) = (inner * inner, outer * outer);
             for &(u, v, nx, ny) in edges {
                 let (du, dv) = (u as f64 - cu, v as f64 - cv);
-                let d = (du * du + dv * dv).sqrt();
+                let d2 = du * du + dv * dv;
+                if d2 > outer2 || d2 < inner2 {
+                    continue;
+                }
+                let d = d2.sqrt();
                 if (d - r_px).abs() > band || d < 1e-6 {
                     continue;
                 }
@@ -1743,10 +1812,14 @@ impl Detector {
                 if radial < 0.8 {
                     continue;
                 }
-                let a = dv.atan2(du);
-                let bin =
-                    (((a + std::f64::consts::PI) / std::f64::consts::TAU * 36.0) as usize).min(35);
-                bins[bin] = true;
+                // Only the last round's share of the rim is kept.
+                if last {
+                    let a = dv.atan2(du);
+                    let bin = (((a + std::f64::consts::PI) / std::f64::consts::TAU * 36.0)
+                        as usize)
+                        .min(35);
+                    bins[bin] = true;
+                }
                 pts.push((du, dv, d));
             }
             rim_seen = bins.iter().filter(|b| **b).count() as f64 / 36.0;
@@ -1859,13 +1932,32 @@ fn row_span(table: &Table, y: f64) -> Option<(f64, f64)> {
     (lo <= hi).then_some((lo, hi))
 }
 
+/// Each pixel's chromaticity (r, g) / (r + g + b) and mean grey; red is byte `R`
+/// and blue byte `B` of each three.
+fn chroma_and_grey<const R: usize, const B: usize>(
+    pixels: &[u8],
+    chroma: &mut [[f32; 2]],
+    grey: &mut [f32],
+) {
+    for (p, (c, y)) in pixels
+        .chunks_exact(3)
+        .zip(chroma.iter_mut().zip(grey.iter_mut()))
+    {
+        let (r, gg, b) = (p[R] as f32, p[1] as f32, p[B] as f32);
+        let s = (r + gg + b).max(1.0);
+        *c = [r / s, gg / s];
+        *y = s / 3.0;
+    }
+}
+
 fn bilinear(img: &[f32], w: usize, h: usize, u: f64, v: f64) -> f32 {
     // Written so that NaN fails the test too.
     if !(u >= 0.0 && v >= 0.0 && u < (w - 1) as f64 && v < (h - 1) as f64) {
         return 0.0;
     }
-    // Non-negative here, so truncation is the floor.
-    let (u0, v0) = (u as usize, v as usize);
+    // Non-negative here, so truncation is the floor; in range, so through i32 the
+    // conversion is one instruction.
+    let (u0, v0) = (u as i32 as usize, v as i32 as usize);
     let (fu, fv) = ((u - u0 as f64) as f32, (v - v0 as f64) as f32);
     let i = v0 * w + u0;
     let top = img[i] * (1.0 - fu) + img[i + 1] * fu;
@@ -1933,8 +2025,20 @@ fn label_blobs(
     labels.resize(w * h, 0);
     let mut blobs = Vec::new();
     let mut stack = Vec::new();
-    for start in 0..w * h {
-        if labels[start] != 0 || img[start] <= threshold {
+    // Most pixels are background: whole runs of them are passed over at once (a
+    // branch-free test per run), and only a run holding a candidate is walked.
+    const RUN: usize = 32;
+    // Not at most the threshold (NaN included, as the test used to read).
+    let candidate = |x: f32| x > threshold || x.is_nan();
+    let candidates = (0..w * h).step_by(RUN).flat_map(|run| {
+        let end = (run + RUN).min(w * h);
+        let any = img[run..end]
+            .iter()
+            .fold(false, |any, &x| any | candidate(x));
+        (if any { run..end } else { run..run }).filter(|&i| candidate(img[i]))
+    });
+    for start in candidates {
+        if labels[start] != 0 {
             continue;
         }
         let label = blobs.len() as u32 + 1;
@@ -1949,9 +2053,9 @@ fn label_blobs(
             v1: 0,
         };
         labels[start] = label;
-        stack.push(start);
-        while let Some(i) = stack.pop() {
-            let (u, v) = (i % w, i / w);
+        // Pixels as (u, v): no division per pixel.
+        stack.push((start % w, start / w));
+        while let Some((u, v)) = stack.pop() {
             b.count += 1;
             b.cx += u as f64;
             b.cy += v as f64;
@@ -1959,16 +2063,12 @@ fn label_blobs(
             b.u1 = b.u1.max(u);
             b.v0 = b.v0.min(v);
             b.v1 = b.v1.max(v);
-            for dv in -1i64..=1 {
-                for du in -1i64..=1 {
-                    let (uu, vv) = (u as i64 + du, v as i64 + dv);
-                    if uu < 0 || vv < 0 || uu as usize >= w || vv as usize >= h {
-                        continue;
-                    }
-                    let j = vv as usize * w + uu as usize;
+            for vv in v.saturating_sub(1)..(v + 2).min(h) {
+                for uu in u.saturating_sub(1)..(u + 2).min(w) {
+                    let j = vv * w + uu;
                     if labels[j] == 0 && img[j] > threshold {
                         labels[j] = label;
-                        stack.push(j);
+                        stack.push((uu, vv));
                     }
                 }
             }

@@ -199,12 +199,11 @@ impl ChangeGate {
             return;
         }
         self.gain = gain;
-        self.matched = Some(
-            reference
-                .iter()
-                .map(|&x| (x as f32 * gain).round().min(255.0) as u8)
-                .collect(),
-        );
+        // Bytes take 256 values: scale each once.
+        let scaled: Vec<u8> = (0..=255u8)
+            .map(|x| (x as f32 * gain).round().min(255.0) as u8)
+            .collect();
+        self.matched = Some(reference.iter().map(|&x| scaled[x as usize]).collect());
     }
 
     /// The whole view's box.
@@ -257,28 +256,36 @@ fn changed_box(
             .iter_mut()
             .zip(a.chunks_exact(3).zip(b.chunks_exact(3)))
         {
-            *m = pa.iter().zip(pb).any(|(&x, &y)| x.abs_diff(y) > threshold) as u8;
+            // All three tested, no early exit: the loop stays branch-free.
+            *m = ((pa[0].abs_diff(pb[0]) > threshold)
+                | (pa[1].abs_diff(pb[1]) > threshold)
+                | (pa[2].abs_diff(pb[2]) > threshold)) as u8;
         }
     }
-    let (mut u0, mut u1, mut v0, mut v1) = (usize::MAX, 0, usize::MAX, 0);
-    for &v in &changed_rows {
-        for u in 0..w {
-            if mask[v * w + u] == 0 {
-                continue;
-            }
-            let mut neighbours = 0;
-            for vv in v.saturating_sub(1)..(v + 2).min(h) {
-                for uu in u.saturating_sub(1)..(u + 2).min(w) {
-                    neighbours += mask[vv * w + uu] as u32;
-                }
-            }
-            if neighbours >= 2 {
-                u0 = u0.min(u);
-                u1 = u1.max(u);
-                v0 = v0.min(v);
-                v1 = v1.max(v);
+    // A changed pixel counts when it has a changed 8-neighbour.
+    let counts = |u: usize, v: usize| {
+        if mask[v * w + u] == 0 {
+            return false;
+        }
+        let mut neighbours = 0;
+        for vv in v.saturating_sub(1)..(v + 2).min(h) {
+            for uu in u.saturating_sub(1)..(u + 2).min(w) {
+                neighbours += mask[vv * w + uu] as u32;
             }
         }
+        neighbours >= 2
+    };
+    // The box needs only each row's first and last counted pixel.
+    let (mut u0, mut u1, mut v0, mut v1) = (usize::MAX, 0, usize::MAX, 0);
+    for &v in &changed_rows {
+        let Some(first) = (0..w).find(|&u| counts(u, v)) else {
+            continue;
+        };
+        let last = (first..w).rev().find(|&u| counts(u, v)).unwrap_or(first);
+        u0 = u0.min(first);
+        u1 = u1.max(last);
+        v0 = v0.min(v);
+        v1 = v1.max(v);
     }
     if u0 == usize::MAX {
         return None;
