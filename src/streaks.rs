@@ -1246,7 +1246,7 @@ mod tests {
                 / 4.0
         });
         c.sweep(RED, Point::new(200.0, 60.0), Point::new(260.0, 90.0), 15.0);
-        let cands = c.streaks(&[tag.clone()], &[]);
+        let cands = c.streaks(std::slice::from_ref(&tag), &[]);
         assert!(found(&cands).is_empty(), "tags: {cands:?}");
 
         // A hand (an occluder) with a blurred, skin-coloured rim reaching beyond it.
@@ -1287,8 +1287,8 @@ mod tests {
                     // The edge's blur, on the table side.
                     let k = v * g.width + u;
                     let t = (p.y - 168.0) / 2.0;
-                    for ch in 0..3 {
-                        c.px[k][ch] += t * (floor[ch] - c.px[k][ch]);
+                    for (px, fl) in c.px[k].iter_mut().zip(floor) {
+                        *px += t * (fl - *px);
                     }
                 }
             }

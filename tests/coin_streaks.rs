@@ -41,7 +41,10 @@ fn a_coin_flicked_fast_is_seen_as_streaks_along_its_true_path() {
         &truth.game.items,
         &colours,
         cal.table.clone(),
-        DetectorConfig::default(),
+        DetectorConfig {
+            coin_streaks: true,
+            ..DetectorConfig::default()
+        },
     );
     let mut renderer = Renderer::new(&truth, &scenario.render, truth.seed).expect("renderer");
     let flick = truth.shots[0].flick_frame as usize;

@@ -85,6 +85,10 @@ pub struct AnalyseArgs {
     /// (several times slower; to check that skipping still tables loses nothing).
     #[arg(long)]
     pub every_frame: bool,
+    /// Also look for coins too fast to show a rim, as motion-blur streaks (about a
+    /// third more detection work).
+    #[arg(long)]
+    pub streaks: bool,
 }
 
 /// Everything the analysis of one clip needs besides the video.
@@ -96,6 +100,7 @@ struct Setup {
     detections: Option<PathBuf>,
     quiet: bool,
     every_frame: bool,
+    streaks: bool,
 }
 
 pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
@@ -126,6 +131,7 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
         detections: args.detections.clone(),
         quiet: args.quiet,
         every_frame: args.every_frame,
+        streaks: args.streaks,
     };
     if setup.detections.is_some() && videos.len() > 1 {
         bail!("--detections takes one video");
@@ -505,7 +511,10 @@ fn analyse_one(
             &setup.game.items,
             &colours,
             setup.calibration.table.clone(),
-            DetectorConfig::default(),
+            DetectorConfig {
+                coin_streaks: setup.streaks,
+                ..DetectorConfig::default()
+            },
         );
         let mut watcher =
             Watcher::new(full, coarse.grid(), detector, players).always_whole(setup.every_frame);
