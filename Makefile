@@ -26,10 +26,12 @@ demo: setup
 # (eval/suite.json, 1280x720): each clip is simulated into out/eval (once; kept
 # while the simulator plays the same truth), analysed and compared; one table with
 # every figure per clip and the pooled totals. EVAL_ARGS passes more options,
-# e.g. EVAL_ARGS="--only match-2p,stacking" or "--json" or "--fresh".
+# e.g. EVAL_ARGS="--only match-2p,stacking" or "--json" or "--fresh"; EVAL_WORK
+# puts the clips elsewhere than out/eval.
+EVAL_WORK ?= out/eval
 eval: setup
 	$(CARGO) build --release
-	$(BIN) eval --suite eval/suite.json --work out/eval $(EVAL_ARGS)
+	$(BIN) eval --suite eval/suite.json --work $(EVAL_WORK) $(EVAL_ARGS)
 
 test: setup
 	$(CARGO) test --no-default-features --lib
