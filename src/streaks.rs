@@ -951,14 +951,8 @@ fn fit_region(
 }
 
 fn segment_dist(p: Vector2<f64>, a: Vector2<f64>, b: Vector2<f64>) -> f64 {
-    let d = b - a;
-    let l2 = d.norm_squared();
-    let t = if l2 > 0.0 {
-        ((p - a).dot(&d) / l2).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    (p - (a + d * t)).norm()
+    let (p, a, b) = (Point::from(p), Point::from(a), Point::from(b));
+    (p - crate::geometry::table::closest_on_segment(p, a, b)).norm()
 }
 
 /// Coordinate descent on a sweep's two ends (and its radius when `free_r`).

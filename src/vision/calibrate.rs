@@ -1256,9 +1256,7 @@ pub fn solve_table(
 }
 
 fn segment_distance(p: Point2<f64>, a: Point2<f64>, b: Point2<f64>) -> f64 {
-    let ab = b - a;
-    let t = ((p - a).dot(&ab) / ab.norm_squared()).clamp(0.0, 1.0);
-    (p - (a + ab * t)).norm()
+    (p - crate::geometry::table::closest_on_segment(p, a, b)).norm()
 }
 
 /// The check picture: the undistorted frame with the table outline (and corner
