@@ -10,9 +10,15 @@
 //!   of the known outline (`items.json`, any shape), then refined by maximising the
 //!   agreement between the placed footprint and the coverage.
 //! - **Coins**: a gradient Hough transform for the known coin radius, peaks refined
-//!   by a least-squares circle fit to the edge pixels around them.
+//!   by a least-squares circle fit to the edge pixels around them; with
+//!   [`DetectorConfig::coin_streaks`], coins too fast for a rim as blur streaks
+//!   (`crate::streaks`, which reads this module's views).
+//! - **Exposure**: a moving tag's smear, against its travel since the frame before,
+//!   tells how long the shutter was open ([`FishSighting::exposure_share`]): the
+//!   tracker needs it to place moving items at a frame's instant.
 //!
-//! Uses: model, config, geometry, track (its detection types are this stage's output).
+//! Uses: model, config, geometry, track (its detection types are this stage's
+//! output), streaks.
 
 use crate::config::Items;
 use crate::geometry::table::closest_on_segment;
