@@ -94,7 +94,7 @@ pub struct FishSighting {
     pub fit: f64,
     /// The share of the frame interval the shutter was open, read from the tag's
     /// motion blur against its travel since the frame before (see
-    /// [`Detector::exposure_share`]); `None` when it was not measured.
+    /// `Detector::exposure_share`); `None` when it was not measured.
     pub exposure_share: Option<f64>,
 }
 
