@@ -1131,6 +1131,24 @@ mod tests {
                 .collect()
         }
 
+        /// The scene of these pixels, with what the detector found on them.
+        fn scene<'a>(
+            &'a self,
+            view: &'a TopView<'a>,
+            fish: &'a [PlacedFish],
+            coins: &'a [Disc],
+        ) -> StreakScene<'a> {
+            StreakScene {
+                view,
+                on_table: &self.on_table,
+                hidden: &self.hidden,
+                coin_rgb: BRASS,
+                coin_radius: R,
+                fish,
+                coins,
+            }
+        }
+
         /// Through a memory, as the detector calls it frame after frame.
         fn remembered(&self, memory: &mut StreakMemory, seed: u64) -> Vec<CoinStreak> {
             let rgb = self.bytes_seeded(seed);
@@ -1139,16 +1157,7 @@ mod tests {
                 rgb: &rgb,
                 bgr: false,
             };
-            let scene = StreakScene {
-                view: &view,
-                on_table: &self.on_table,
-                hidden: &self.hidden,
-                coin_rgb: BRASS,
-                coin_radius: R,
-                fish: &[],
-                coins: &[],
-            };
-            memory.find(&scene, &StreakConfig::default())
+            memory.find(&self.scene(&view, &[], &[]), &StreakConfig::default())
         }
 
         fn streaks(&self, fish: &[PlacedFish], coins: &[Disc]) -> Vec<Candidate> {
@@ -1158,16 +1167,7 @@ mod tests {
                 rgb: &rgb,
                 bgr: false,
             };
-            let scene = StreakScene {
-                view: &view,
-                on_table: &self.on_table,
-                hidden: &self.hidden,
-                coin_rgb: BRASS,
-                coin_radius: R,
-                fish,
-                coins,
-            };
-            candidates(&scene, &StreakConfig::default())
+            candidates(&self.scene(&view, fish, coins), &StreakConfig::default())
         }
     }
 
