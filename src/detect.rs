@@ -278,7 +278,7 @@ const BLUR_MAX_SHARE: f64 = 1.2;
 /// How many exposures are tried, evenly up to [`BLUR_MAX_SHARE`].
 const BLUR_SHARES: usize = 24;
 /// Colour coverage below this is taken for noise near the table's colour and read
-/// as none (as in `Detector::player_coverages`).
+/// as none (`Detector::player_coverages`; the exposure reading predicts it so).
 const COVERAGE_FLOOR: f64 = 0.2;
 /// How far (as a share of the travel) the centre of a smear may lie from the fitted
 /// pose of the smeared tag.
@@ -898,8 +898,9 @@ impl Detector {
                 (len2 >= 1e-6).then(|| (axis, len2, len2.sqrt()))
             })
             .collect();
-        // Coverage below 0.2 counts as none, and `along` never exceeds |d| / len:
-        // pixels that close to the table's colour need no more work.
+        // Coverage below `COVERAGE_FLOOR` (0.2, squared here) counts as none, and
+        // `along` never exceeds |d| / len: pixels that close to the table's colour
+        // need no more work.
         let near_table2 = axes
             .iter()
             .flatten()
@@ -937,7 +938,11 @@ impl Detector {
                     a = 0.0;
                 }
                 // Noise near the table colour is not coverage.
-                let a = if a < 0.2 { 0.0 } else { a.min(1.0) };
+                let a = if a < COVERAGE_FLOOR as f32 {
+                    0.0
+                } else {
+                    a.min(1.0)
+                };
                 self.coverages[k * n + i] = a;
                 if a > 0.5 && k < PLAYER_BITS {
                     bits |= 1 << k;
@@ -1235,13 +1240,14 @@ impl Detector {
         let index_of = |q: f64| (((q / span + 0.5) * m as f64).round().max(0.0) as usize).min(m);
         let step = BLUR_MAX_SHARE / BLUR_SHARES as f64;
         let offsets = (BLUR_MAX_OFFSET / step).round() as i64;
-        let mut windows: Vec<(f64, f64, usize, usize)> = Vec::new();
-        for k in 1..=BLUR_SHARES {
+        // (index of the share, lo, hi): share `(index + 1) * step`.
+        let mut windows: Vec<(usize, usize, usize)> = Vec::new();
+        for k in 0..BLUR_SHARES {
             for o in -offsets..=offsets {
-                let (share, off) = (k as f64 * step, o as f64 * step);
+                let (share, off) = ((k + 1) as f64 * step, o as f64 * step);
                 let (lo, hi) = (index_of(off - share / 2.0), index_of(off + share / 2.0));
                 if hi > lo {
-                    windows.push((share, off, lo, hi));
+                    windows.push((k, lo, hi));
                 }
             }
         }
@@ -1302,16 +1308,14 @@ impl Detector {
                 for (j, s) in placed.iter().enumerate() {
                     hits[j + 1] = hits[j] + on_material(p, s) as u16;
                 }
+                let c = coverage[i] as f64;
+                cc += c * c;
                 if hits[m] == 0 {
                     // Beyond any smear: table, whatever the exposure.
-                    let c = coverage[i] as f64;
-                    cc += c * c;
                     continue;
                 }
                 used += 1;
-                let c = coverage[i] as f64;
-                cc += c * c;
-                for (w, &(_, _, lo, hi)) in windows.iter().enumerate() {
+                for (w, &(_, lo, hi)) in windows.iter().enumerate() {
                     let pred = (hits[hi] - hits[lo]) as f64 / (hi - lo) as f64;
                     // Coverage this faint reads as none (`player_coverages`).
                     let pred = if pred < COVERAGE_FLOOR { 0.0 } else { pred };
@@ -1326,9 +1330,8 @@ impl Detector {
         }
         // Per share, the residual at its best offset.
         let mut residual = [f64::INFINITY; BLUR_SHARES];
-        for (w, &(share, _, _, _)) in windows.iter().enumerate() {
+        for (w, &(k, _, _)) in windows.iter().enumerate() {
             if pp[w] > 0.0 {
-                let k = ((share / step).round() as usize).clamp(1, BLUR_SHARES) - 1;
                 residual[k] = residual[k].min(cc - cp[w] * cp[w] / pp[w]);
             }
         }
