@@ -327,6 +327,8 @@ struct Template {
     axis: f64,
     /// Major/minor second moment ratio: near 1, the axis says nothing.
     elongation: f64,
+    /// How far the material reaches from its centroid, mm.
+    centroid_reach: f64,
     /// Sample points on the material and in the hole (fish frame), for agreement.
     material: Vec<Vector>,
     hole: Vec<Vector>,
@@ -396,6 +398,10 @@ impl Template {
         let pts: Vec<Vector> = on.iter().map(|&ij| at(ij)).collect();
         let (area, centroid, cov) = moments(pts.iter().map(|p| (*p, step * step)));
         let (axis, elongation) = axis_of(&cov);
+        let centroid_reach = pts
+            .iter()
+            .map(|p| (p - centroid).norm())
+            .fold(0.0, f64::max);
         // Agreement samples: a coarser square grid keeps refinement cheap. A square
         // grid through the hole centre samples the tag evenly in every direction (so
         // the fit has no favoured turn); taking every k-th point in scan order would
@@ -441,6 +447,7 @@ impl Template {
             centroid,
             axis,
             elongation,
+            centroid_reach,
             material: thin(&on, 400),
             hole,
             rim,
@@ -1126,22 +1133,52 @@ impl Detector {
             let grid_step = 6.0;
             let k = (reach / grid_step).ceil() as i64;
             let thin_blob: Vec<(Vector, f64)> = blob.iter().step_by(4).copied().collect();
-            // The best place at each angle, so that the few refined are different ideas.
+            // The seen part's centroid lies on the tag (or, smeared, about where the
+            // tag's centroid passed): places that put the tag's centroid farther from it
+            // than the material reaches (and a grid step more) cannot explain it.
+            let within = self.template.centroid_reach + grid_step;
+            // The best place at each angle, so that the few refined are different ideas:
+            // every other grid point first, then the grid points around the best of them
+            // (the agreement varies over a tag's half-width, wider than the grid step).
             let mut found: Vec<(f64, Pose)> = Vec::new();
             for a in 0..36 {
                 let theta = a as f64 * std::f64::consts::TAU / 36.0;
+                let tag_centroid = Rotation2::new(theta) * self.template.centroid;
                 let mut best_here = (f64::NEG_INFINITY, Pose::fish(centroid.x, centroid.y, theta));
-                for i in -k..=k {
-                    for j in -k..=k {
-                        let c = Pose::fish(
-                            centroid.x + i as f64 * grid_step,
-                            centroid.y + j as f64 * grid_step,
-                            theta,
-                        );
-                        let f = self.agreement(g, player, &c, &thin_blob, true);
-                        if f > best_here.0 {
-                            best_here = (f, c);
+                let mut best_ij = None;
+                let try_at = |i: i64, j: i64, best_here: &mut (f64, Pose)| {
+                    let offset = Vector::new(i as f64 * grid_step, j as f64 * grid_step);
+                    if (offset + tag_centroid).norm() > within {
+                        return false;
+                    }
+                    let c = Pose::fish(centroid.x + offset.x, centroid.y + offset.y, theta);
+                    let f = self.agreement(g, player, &c, &thin_blob, true);
+                    let better = f > best_here.0;
+                    if better {
+                        *best_here = (f, c);
+                    }
+                    better
+                };
+                let k2 = k - k % 2;
+                for i in (-k2..=k2).step_by(2) {
+                    for j in (-k2..=k2).step_by(2) {
+                        if try_at(i, j, &mut best_here) {
+                            best_ij = Some((i, j));
                         }
+                    }
+                }
+                if let Some((bi, bj)) = best_ij {
+                    for (di, dj) in [
+                        (-1, -1),
+                        (-1, 0),
+                        (-1, 1),
+                        (0, -1),
+                        (0, 1),
+                        (1, -1),
+                        (1, 0),
+                        (1, 1),
+                    ] {
+                        try_at(bi + di, bj + dj, &mut best_here);
                     }
                 }
                 found.push(best_here);
