@@ -125,18 +125,30 @@ fn remap_frame(
     map1: &impl opencv::core::ToInputArray,
     map2: &impl opencv::core::ToInputArray,
 ) -> Result<Mat, RectifyError> {
-    check_frame(frame, camera)?;
     let mut out = Mat::default();
+    remap_frame_into(frame, camera, map1, map2, &mut out)?;
+    Ok(out)
+}
+
+/// As [`remap_frame`], into `out`.
+fn remap_frame_into(
+    frame: &Mat,
+    camera: &CameraIntrinsics,
+    map1: &impl opencv::core::ToInputArray,
+    map2: &impl opencv::core::ToInputArray,
+    out: &mut Mat,
+) -> Result<(), RectifyError> {
+    check_frame(frame, camera)?;
     imgproc::remap(
         frame,
-        &mut out,
+        out,
         map1,
         map2,
         imgproc::INTER_LINEAR,
         opencv::core::BORDER_CONSTANT,
         Scalar::all(0.0),
     )?;
-    Ok(out)
+    Ok(())
 }
 
 /// The top-down view of the table at a fixed scale (see the module docs for its frame).
@@ -199,7 +211,15 @@ impl TableRectifier {
     /// The top-down view of a (distorted) camera frame: one `remap`, bilinear, black
     /// outside the camera's view.
     pub fn rectify(&self, frame: &Mat) -> Result<Mat, RectifyError> {
-        remap_frame(frame, &self.camera, &self.map1, &self.map2)
+        let mut out = Mat::default();
+        self.rectify_into(frame, &mut out)?;
+        Ok(out)
+    }
+
+    /// As [`TableRectifier::rectify`], into `out` (reused when it has the view's
+    /// size and type).
+    pub fn rectify_into(&self, frame: &Mat, out: &mut Mat) -> Result<(), RectifyError> {
+        remap_frame_into(frame, &self.camera, &self.map1, &self.map2, out)
     }
 
     /// The part of the top view inside the rectangle `x, y, width, height` (rectified

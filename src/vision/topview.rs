@@ -108,12 +108,14 @@ pub struct Viewed {
 }
 
 /// Frames with their coarse views, in order, as [`stream_views`] makes them.
-pub struct ViewStream {
+pub struct ViewStream<'scope> {
     ready: Vec<std::sync::mpsc::Receiver<Result<Viewed, TopViewError>>>,
     next: usize,
+    /// Where buffers done with go back to.
+    pool: &'scope FramePool,
 }
 
-impl Iterator for ViewStream {
+impl Iterator for ViewStream<'_> {
     type Item = Result<Viewed, TopViewError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -124,26 +126,45 @@ impl Iterator for ViewStream {
     }
 }
 
-/// Frame buffers done with, handed back so that the next frames are decoded into
-/// memory already mapped (a fresh 1280x720 frame costs hundreds of page faults).
+/// Buffers done with, handed back so that the next frames are decoded, and their
+/// coarse views made, into memory already mapped (a fresh 1280x720 frame costs
+/// hundreds of page faults, and every frame is decoded and viewed).
 #[derive(Default)]
-pub struct FramePool(std::sync::Mutex<Vec<Mat>>);
+pub struct FramePool {
+    frames: std::sync::Mutex<Vec<Mat>>,
+    coarse: std::sync::Mutex<Vec<Mat>>,
+}
 
 impl FramePool {
     /// Hands a frame's buffer back.
     pub fn give(&self, image: Mat) {
-        if let Ok(mut pool) = self.0.lock() {
-            pool.push(image);
-        }
+        give_to(&self.frames, image);
     }
 
     fn take(&self) -> Mat {
-        self.0
-            .lock()
-            .ok()
-            .and_then(|mut pool| pool.pop())
-            .unwrap_or_default()
+        take_from(&self.frames)
     }
+
+    fn give_coarse(&self, view: Mat) {
+        give_to(&self.coarse, view);
+    }
+
+    fn take_coarse(&self) -> Mat {
+        take_from(&self.coarse)
+    }
+}
+
+fn give_to(pool: &std::sync::Mutex<Vec<Mat>>, buffer: Mat) {
+    if let Ok(mut pool) = pool.lock() {
+        pool.push(buffer);
+    }
+}
+
+fn take_from(pool: &std::sync::Mutex<Vec<Mat>>) -> Mat {
+    pool.lock()
+        .ok()
+        .and_then(|mut pool| pool.pop())
+        .unwrap_or_default()
 }
 
 /// Decodes `reader`'s frames on a thread of its own (OpenCV's capture: one frame
@@ -157,7 +178,7 @@ pub fn stream_views<'scope>(
     pool: &'scope FramePool,
     workers: usize,
     ahead: usize,
-) -> ViewStream {
+) -> ViewStream<'scope> {
     let workers = workers.max(1);
     let depth = ahead.div_ceil(workers).max(1);
     let mut inputs = Vec::new();
@@ -172,7 +193,8 @@ pub fn stream_views<'scope>(
         scope.spawn(move || {
             for frame in work {
                 let item = frame.and_then(|frame| {
-                    let view = coarse.whole(&frame.image)?;
+                    let mut view = pool.take_coarse();
+                    coarse.whole_into(&frame.image, &mut view)?;
                     Ok(Viewed {
                         frame,
                         coarse: view,
@@ -197,7 +219,11 @@ pub fn stream_views<'scope>(
             }
         }
     });
-    ViewStream { ready, next: 0 }
+    ViewStream {
+        ready,
+        next: 0,
+        pool,
+    }
 }
 
 /// Top-down views of the table at one scale: the whole view or a part of it.
@@ -231,6 +257,11 @@ impl TopViews {
     /// The whole view, pixels laid out as `grid()` says (channels as in `frame`).
     pub fn whole(&self, frame: &Mat) -> Result<Mat, TopViewError> {
         Ok(self.rectifier.rectify(frame)?)
+    }
+
+    /// As [`TopViews::whole`], into `view` (reused when it has the view's size).
+    pub fn whole_into(&self, frame: &Mat, view: &mut Mat) -> Result<(), TopViewError> {
+        Ok(self.rectifier.rectify_into(frame, view)?)
     }
 
     /// The part of the view covering `region` (clipped to the view) and its grid;
@@ -385,7 +416,7 @@ impl GatedStream {
 /// this thread's caller looks at a moving table. The coarse views end here.
 pub fn gate_views<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
-    views: ViewStream,
+    views: ViewStream<'scope>,
     mut gate: FrameGate,
     frames_ahead: usize,
     images_ahead: usize,
@@ -396,16 +427,25 @@ pub fn gate_views<'scope>(
     for _ in 0..images_ahead {
         let _ = tokens.try_send(());
     }
+    let pool = views.pool;
     scope.spawn(move || {
         for item in views {
             let item = item.and_then(|Viewed { frame, coarse }| {
                 let needs_image = gate.needs_image();
                 let change = gate.observe(coarse.data_bytes()?);
+                pool.give_coarse(coarse);
                 let keep = needs_image || change.since_reference.is_some();
+                let index = frame.index;
+                let frame = if keep {
+                    Some(frame)
+                } else {
+                    pool.give(frame.image);
+                    None
+                };
                 Ok(Gated {
-                    index: frame.index,
+                    index,
                     change,
-                    frame: keep.then_some(frame),
+                    frame,
                 })
             });
             // An image waits for room; a closed budget means the looks gave up.
