@@ -460,7 +460,7 @@ fn analyse_one(
     let reader = FrameReader::open(&spec, setup.calibration.camera.image_size)?;
     let fps = setup.fps.or(reader.fps()).unwrap_or(30.0);
     let expected = reader.len();
-    let coarse = TopViews::new(
+    let coarse = TopViews::coarse(
         &setup.calibration,
         COARSE_MM_PER_PX.max(setup.mm_per_px),
         VIEW_MARGIN_MM,
