@@ -380,12 +380,23 @@ impl Template {
         let step = 0.25;
         let r = footprint.reach();
         let placed = footprint.placed(&Pose::fish(0.0, 0.0, 0.0));
+        // Nothing of the tag lies outside its outline's box (the hole is within it).
+        let (lo, hi) = placed.outline.iter().fold(
+            (
+                Vector::repeat(f64::INFINITY),
+                Vector::repeat(f64::NEG_INFINITY),
+            ),
+            |(lo, hi), p| (lo.inf(&p.coords), hi.sup(&p.coords)),
+        );
         // Grid points (i, j) at `step` mm, on the material and in the hole.
         let mut on = Vec::new();
         let mut hole_ij = Vec::new();
         let n = (r / step).ceil() as i64;
-        for i in -n..=n {
-            for j in -n..=n {
+        let index_span = |lo: f64, hi: f64| {
+            ((lo / step).floor() as i64).max(-n)..=((hi / step).ceil() as i64).min(n)
+        };
+        for i in index_span(lo.x, hi.x) {
+            for j in index_span(lo.y, hi.y) {
                 let p = Point::new(i as f64 * step, j as f64 * step);
                 if placed.covers(p) {
                     on.push((i, j));
@@ -419,8 +430,14 @@ impl Template {
         let raster_side = (2.0 * raster_half / raster_step).ceil() as usize + 1;
         let mut raster = vec![0u8; raster_side * raster_side];
         let mut exact = vec![0u8; raster_side * raster_side];
-        for v in 0..raster_side {
-            for u in 0..raster_side {
+        // Only raster cells within a pixel's growth of the outline's box can be set.
+        let cell_span = |lo: f64, hi: f64| {
+            let first = ((lo - 1.0 + raster_half) / raster_step).floor().max(0.0) as usize;
+            let last = ((hi + 1.0 + raster_half) / raster_step).ceil().max(0.0) as usize;
+            first..(last + 1).min(raster_side)
+        };
+        for v in cell_span(lo.y, hi.y) {
+            for u in cell_span(lo.x, hi.x) {
                 let p = Point::new(
                     u as f64 * raster_step - raster_half,
                     v as f64 * raster_step - raster_half,
