@@ -238,6 +238,7 @@ fn changed_box(
     // vectorised pass (the largest difference in it), and only a row over the
     // threshold gets its per-pixel mask and neighbour test.
     let mut changed_rows = Vec::new();
+    let mut row_changed: Vec<u8> = Vec::with_capacity(3 * w);
     for v in 0..h {
         let (p0, p1) = (v * w, ((v + 1) * w).min(pixels));
         if p0 >= p1 {
@@ -248,14 +249,15 @@ fn changed_box(
             continue;
         }
         changed_rows.push(v);
-        for (m, (pa, pb)) in mask[p0..p1]
-            .iter_mut()
-            .zip(a.chunks_exact(3).zip(b.chunks_exact(3)))
-        {
-            // All three tested, no early exit: the loop stays branch-free.
-            *m = ((pa[0].abs_diff(pb[0]) > threshold)
-                | (pa[1].abs_diff(pb[1]) > threshold)
-                | (pa[2].abs_diff(pb[2]) > threshold)) as u8;
+        // Each byte tested in one vectorised pass, then a pixel's three gathered.
+        row_changed.clear();
+        row_changed.extend(
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| (x.abs_diff(*y) > threshold) as u8),
+        );
+        for (m, c) in mask[p0..p1].iter_mut().zip(row_changed.chunks_exact(3)) {
+            *m = c[0] | c[1] | c[2];
         }
     }
     // A changed pixel counts when it has a changed 8-neighbour.
