@@ -1,7 +1,8 @@
 //! Undistortion and the top-down view of the table: each is a lookup map built once
 //! from the pure maths in `calibration` (so pixels and mm agree exactly with
-//! `TableCalibration::table_from_pixel`), after which every frame costs one `remap`.
-//! Uses: calibration, geometry; OpenCV imgproc for `remap`.
+//! `TableCalibration::table_from_pixel`), after which every frame costs one `remap`
+//! (a coarse view for the change gate: a `resize` to half and a nearest `remap`).
+//! Uses: calibration, geometry; OpenCV imgproc for `remap` and `resize`.
 //!
 //! # The rectified view
 //! A true top-down picture of the table, not mirrored: table +x points right and
