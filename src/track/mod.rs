@@ -44,6 +44,8 @@ mod exposure;
 mod gate;
 pub mod motion;
 pub mod state;
+#[cfg(test)]
+mod tests;
 mod tracker;
 
 pub use assign::{assign, assignment_cost, Assignment};
