@@ -463,13 +463,11 @@ fn gone_from_hole(
             && now.state.on_table()
             && history[s[k].0].frame >= flick
     })?;
-    let hole_reach =
-        (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
     if let Some((h, t)) = s[k..].iter().find(|(_, t)| t.seen) {
         let in_hole = history[*h].items.iter().any(|f| {
             f.kind == ItemKind::Fish
                 && f.state.on_table()
-                && (f.pose.point() - t.pose.point()).norm() <= hole_reach
+                && (f.pose.point() - t.pose.point()).norm() <= cfg.footprint.hole_radius()
         });
         if !in_hole {
             return None;
@@ -724,6 +722,19 @@ pub(crate) fn judge(
             }
             continue;
         }
+        if end_tf
+            .items
+            .iter()
+            .any(|t| t.track == tid && t.carried_by.is_some())
+        {
+            // Its end pose is the hole's, where the tracker carries it; its hole
+            // was never seen empty with the fish at rest.
+            doubt.insert(item);
+            shot.notes.push(format!(
+                "{item} not seen at rest; it rode unseen in a fish's hole and is taken as still in it (likely)"
+            ));
+            continue;
+        }
         let s = &all[&tid];
         let last = s.iter().rev().find(|(_, t)| t.seen);
         let (mut p_last, mut v_last, f_last, theta_last) = match last {
@@ -763,7 +774,9 @@ pub(crate) fn judge(
                 .filter(|(h, t)| t.seen && after_flick(*h))
                 .map(|(_, t)| t.pose.point()),
         );
-        if let Some((dir, on_line)) = straight_run(&run) {
+        // Two points only give the chord the tracker's velocity was guessed
+        // from, or worse (a blur streak turns it the way the item really went).
+        if let Some((dir, on_line)) = straight_run(&run).filter(|_| run.len() >= 3) {
             v_last = dir * v_last.norm();
             p_last = on_line;
         }

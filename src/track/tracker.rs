@@ -401,6 +401,22 @@ fn kept<T: Clone>(all: &[T], drop: &[bool]) -> Vec<T> {
         .collect()
 }
 
+/// A velocity guessed from a jump, turned along the streak the item was seen as:
+/// the blur shows the direction it moved in during the exposure far better than
+/// the jump from where it was last known (a coin thrown out of a hole left it
+/// somewhere between two frames). The speed stays the jump's (a streak's faint
+/// ends make its length short).
+fn along_streak(vel: Vector, streak: Option<Streak>) -> Vector {
+    let Some(s) = streak else { return vel };
+    let d = s.to - s.from;
+    if d.norm() <= 1e-9 {
+        return vel;
+    }
+    let dir = d / d.norm();
+    let sign = if dir.dot(&vel) < 0.0 { -1.0 } else { 1.0 };
+    dir * (sign * vel.norm())
+}
+
 fn streak_distance(p: Point, streak: &Streak) -> f64 {
     (p - closest_on_segment(p, streak.from, streak.to)).norm()
 }
@@ -1030,6 +1046,10 @@ impl Tracker {
             ItemKind::Fish => dets.fish[j].pt_in_table,
             ItemKind::Coin => dets.coins[j].pt_in_table,
         };
+        let streak = match t.kind {
+            ItemKind::Fish => None,
+            ItemKind::Coin => dets.coins[j].streak,
+        };
         let (hp, hv) = t.pred[0];
         let residual = z - hp;
         match t.last_seen {
@@ -1055,7 +1075,7 @@ impl Tracker {
                 t.vel = if residual.norm() > cfg.kick_residual_mm {
                     t.kicked_at = Some(frame);
                     t.jumped_at = Some(frame);
-                    moved / span
+                    along_streak(moved / span, streak)
                 } else {
                     hv + residual * (cfg.filter_beta / dt.max(1e-9))
                 };
