@@ -1,9 +1,11 @@
 //! The tracker state machine: one [`Tracker::update`] per video frame (also when
 //! nothing was detected) turns [`FrameDetections`] into a [`TrackFrame`] of every
 //! item's identity, pose and state. Steps per frame: 0 drop scenery (sightings that
-//! sit still beyond the edge), 1 predict (friction, equal-disc collisions, hold what
-//! a hand hides), 2 gate + cost, 3 assign, 4 update matched, 5 unmatched tracks
-//! (lost, hidden, off the table), 6 births, 7 confirmation and identity (colour for
+//! sit still beyond the edge) and give an item that just fell the sightings of it
+//! dropping, 1 predict (friction, equal-disc collisions, hold what a hand hides),
+//! 2 gate + cost, 3 assign, 4 update matched, 5 unmatched tracks (lost, hidden, off
+//! the table; a coin riding unseen in a hole is carried with it until the hole is
+//! seen empty at rest or over the edge), 6 births, 7 confirmation and identity (colour for
 //! fish, hole or start state for coins, put-backs revive the old track), 8 fish
 //! colour hysteresis, 9 a loose coin named by elimination (one coin per player).
 //! Uses: model, config, geometry, record.
@@ -82,8 +84,9 @@ pub struct TrackerConfig {
     pub kick_residual_mm: f64,
     /// A coin within `hole_radius - coin_radius + this` of a hole centre is in it.
     pub hole_tolerance_mm: f64,
-    /// A coin riding in a hole (unseen, carried along) has left it once its fish
-    /// has lain still, wholly seen, with nothing in its hole, for this long.
+    /// A coin riding in a hole (unseen, carried along) has left it once its fish,
+    /// moved since the coin was seen in it, has lain still, wholly seen, with
+    /// nothing in its hole, for this long.
     pub hole_empty_s: f64,
     /// For this long after an item fell, the sightings beyond the edge near it are
     /// its own (it is seen dropping to the floor), not another item's.
@@ -1226,6 +1229,9 @@ impl Tracker {
                         t.state = TrackState::Lost { since: frame };
                         events.push(TrackEvent::Lost { track: t.id });
                     }
+                    // A coin cannot have been thrown out of a hole that has not
+                    // moved since it was seen in it: then it is only missed.
+                    let empty = empty && (p - t.last_seen_pos).norm() > cfg.footprint.hole_radius();
                     t.hole_empty_since = if empty {
                         t.hole_empty_since.or(Some(frame))
                     } else {
