@@ -11,8 +11,6 @@ use crate::model::{FrameIdx, ItemId};
 use crate::record::Shot;
 use crate::shots::{ShotConfig, ShotCutter};
 
-const FPS: f64 = 30.0;
-
 /// One frame's detections: player 0's fish (hole centre, heading) and coins.
 fn frame(f: FrameIdx, fish: Option<(Point, f64)>, coins: &[Point]) -> FrameDetections {
     let fish: Vec<(usize, Point, f64)> = fish.into_iter().map(|(p, a)| (0, p, a)).collect();
@@ -68,13 +66,13 @@ fn with_streak(mut d: FrameDetections, from: Point, to: Point) -> FrameDetection
 }
 
 /// Tracker and shot cutter over the stream: the shots.
-fn shots(dets: &[FrameDetections]) -> Vec<Shot> {
-    shots_of(1, dets)
+fn shots(fps: f64, dets: &[FrameDetections]) -> Vec<Shot> {
+    shots_of(fps, 1, dets)
 }
 
-fn shots_of(players: usize, dets: &[FrameDetections]) -> Vec<Shot> {
+fn shots_of(fps: f64, players: usize, dets: &[FrameDetections]) -> Vec<Shot> {
     let table = Table::rectangle(1000.0, 700.0);
-    let cfg = TrackerConfig::new(FPS, players, table, &Items::default_set()).unwrap();
+    let cfg = TrackerConfig::new(fps, players, table, &Items::default_set()).unwrap();
     let mut cutter = ShotCutter::new(ShotConfig::from_tracker(&cfg));
     let mut tracker = Tracker::new(cfg);
     let mut out: Vec<Shot> = dets
@@ -105,111 +103,132 @@ fn true_exit(p: Point, v: Vector) -> Point {
     p
 }
 
-/// A fish with its coin in its hole rests at (300, 200), then is flicked along an
-/// arc (hole speed 1500 mm/s, radius 300 mm) for ten frames and stops. Five frames
-/// in, its coin flies out along the arc's tangent at 3000 mm/s; it is seen loose
-/// once, in the next frame, and then never (too fast for a rim). The coin rode
-/// unseen in the hole until it left: its track must leave the hole from where the
-/// hole was then, not from where the coin was last seen at rest.
+/// Each scenario at both frame rates: its times are in seconds.
+const RATES: [f64; 2] = [30.0, 60.0];
+
+/// The frames of a clip `secs` long, and the time of each.
+fn frames(fps: f64, secs: f64) -> impl Iterator<Item = (FrameIdx, f64)> {
+    (0..(secs * fps).round() as FrameIdx).map(move |f| (f, f as f64 / fps))
+}
+
+/// A fish with its coin in its hole rests at (300, 200), then (from 0.3 s) is
+/// flicked along an arc (hole speed 1500 mm/s, radius 300 mm) for 0.37 s and
+/// stops. 1/6 s in, its coin flies out along the arc's tangent at 3000 mm/s; it is
+/// seen loose once, 1/30 s later, and then never (too fast for a rim). The coin
+/// rode unseen in the hole until it left: its track must leave the hole from where
+/// the hole was then, not from where the coin was last seen at rest.
 #[test]
 fn a_coin_thrown_out_of_a_moving_fish_follows_the_loose_sighting_off_the_table() {
-    let centre = Point::new(300.0, 500.0);
-    let (r, w) = (300.0, 1500.0 / 300.0);
-    let hole = |f: FrameIdx| {
-        let t = (f.clamp(9, 20) - 9) as f64 / FPS;
-        let a = w * t;
-        (centre + Vector::new(r * a.sin(), -r * a.cos()), a)
-    };
-    let thrown = 14;
-    let (p0, a0) = hole(thrown);
-    let v0 = Vector::new(a0.cos(), a0.sin()) * 3000.0;
-    let coin_at = |f: FrameIdx| advance(p0, v0, (f - thrown) as f64 / FPS, 2000.0).0;
-    let dets: Vec<FrameDetections> = (0..60)
-        .map(|f| {
-            let (p, a) = hole(f);
-            let coins: Vec<Point> = match f {
-                0..=9 => vec![p],
-                15 => vec![coin_at(f)],
-                _ => vec![],
-            };
-            frame(f, Some((p, a)), &coins)
-        })
-        .collect();
-    let shots = shots(&dets);
-    let truth = true_exit(p0, v0);
-    let exit = coin_exit(&shots).unwrap_or_else(|| panic!("coin:0 not lost: {shots:#?}"));
-    assert!(
-        (exit - truth).norm() < 40.0,
-        "exit {exit:?}, truly {truth:?}; notes {:?}",
-        shots[0].notes
-    );
+    for fps in RATES {
+        let centre = Point::new(300.0, 500.0);
+        let (r, w) = (300.0, 1500.0 / 300.0);
+        let hole = |t: f64| {
+            let a = w * (t - 0.3).clamp(0.0, 11.0 / 30.0);
+            (centre + Vector::new(r * a.sin(), -r * a.cos()), a)
+        };
+        let t_out = 0.3 + 5.0 / 30.0;
+        let (p0, a0) = hole(t_out);
+        let v0 = Vector::new(a0.cos(), a0.sin()) * 3000.0;
+        let coin_at = |t: f64| advance(p0, v0, t - t_out, 2000.0).0;
+        let seen = ((t_out + 1.0 / 30.0) * fps).round() as FrameIdx;
+        let dets: Vec<FrameDetections> = frames(fps, 2.0)
+            .map(|(f, t)| {
+                let (p, a) = hole(t);
+                let coins: Vec<Point> = if t <= 0.3 {
+                    vec![p]
+                } else if f == seen {
+                    vec![coin_at(t)]
+                } else {
+                    vec![]
+                };
+                frame(f, Some((p, a)), &coins)
+            })
+            .collect();
+        let shots = shots(fps, &dets);
+        let truth = true_exit(p0, v0);
+        let exit =
+            coin_exit(&shots).unwrap_or_else(|| panic!("{fps} fps: coin:0 not lost: {shots:#?}"));
+        assert!(
+            (exit - truth).norm() < 40.0,
+            "{fps} fps: exit {exit:?}, truly {truth:?}; notes {:?}",
+            shots[0].notes
+        );
+    }
 }
 
 /// A fish carries its coin along y = 40, 40 mm from the near edge, and comes to
-/// rest at x = 700, wholly seen, its hole empty: the coin was thrown out unseen on
+/// rest at x = 690, wholly seen, its hole empty: the coin was thrown out unseen on
 /// the way (nothing loose is ever seen). It is lost over the near edge, not
 /// riding in the empty hole; when it is put back into that hole before the shot's
 /// rest window ends, that is a put-back, not where it lay at rest.
 #[test]
 fn a_coin_gone_unseen_from_the_hole_of_a_resting_fish_is_lost_not_kept_in_it() {
-    let x_at = |f: FrameIdx| {
-        let t = (f.max(10) - 10) as f64 / FPS;
-        advance(Point::new(200.0, 40.0), Vector::new(1400.0, 0.0), t, 2000.0).0
-    };
-    let rests = 10 + (0.7 * FPS) as FrameIdx;
-    for put_back in [None, Some(rests + 13)] {
-        let dets: Vec<FrameDetections> = (0..120)
-            .map(|f| {
-                let p = x_at(f);
-                let coins: Vec<Point> = match (f, put_back) {
-                    (0..=9, _) => vec![p],
-                    (f, Some(b)) if f >= b => vec![p],
-                    _ => vec![],
-                };
-                frame(f, Some((p, std::f64::consts::FRAC_PI_2)), &coins)
-            })
-            .collect();
-        let shots = shots(&dets);
-        let exit = coin_exit(&shots)
-            .unwrap_or_else(|| panic!("put back {put_back:?}: coin:0 not lost: {shots:#?}"));
-        assert!(exit.y.abs() < 1e-6, "exit {exit:?}");
-        assert!(
-            !shots[0].end.contains_key(&ItemId::coin(0)),
-            "{:?}",
-            shots[0].end
-        );
+    for fps in RATES {
+        let at = |t: f64| {
+            let t = (t - 1.0 / 3.0).max(0.0);
+            advance(Point::new(200.0, 40.0), Vector::new(1400.0, 0.0), t, 2000.0).0
+        };
+        let rests = 1.0 / 3.0 + 0.7;
+        for put_back in [None, Some(rests + 0.43)] {
+            let dets: Vec<FrameDetections> = frames(fps, 4.0)
+                .map(|(f, t)| {
+                    let p = at(t);
+                    let back = put_back.is_some_and(|b| t >= b);
+                    let coins = if t < 1.0 / 3.0 || back {
+                        vec![p]
+                    } else {
+                        vec![]
+                    };
+                    frame(f, Some((p, std::f64::consts::FRAC_PI_2)), &coins)
+                })
+                .collect();
+            let shots = shots(fps, &dets);
+            let exit = coin_exit(&shots).unwrap_or_else(|| {
+                panic!("{fps} fps, put back {put_back:?}: coin:0 not lost: {shots:#?}")
+            });
+            assert!(exit.y.abs() < 1e-6, "{fps} fps: exit {exit:?}");
+            assert!(
+                !shots[0].end.contains_key(&ItemId::coin(0)),
+                "{fps} fps: {:?}",
+                shots[0].end
+            );
+        }
     }
 }
 
 /// A fish pushed slowly toward the near edge comes to rest with its hole 6 mm
-/// over it (its body, and so its centre of mass, still on the table). The coin in
-/// the hole, unseen since the push, has its centre over the floor: it fell
+/// over it (its body, and so its centre of mass, still on the table), a finger
+/// left on its tail (partly hidden: its empty hole alone proves nothing). The coin
+/// in the hole, unseen since the push, has its centre over the floor: it fell
 /// through the hole where the hole crossed the edge.
 #[test]
 fn a_coin_in_a_hole_that_comes_to_hang_over_the_edge_falls_through_it() {
-    // Slides 212 mm under friction: from 206 mm to 6 mm beyond the edge.
-    let v0 = (2.0 * 2000.0 * 212.0f64).sqrt();
-    let y_at = |f: FrameIdx| {
-        let t = (f.max(10) - 10) as f64 / FPS;
-        advance(Point::new(500.0, 206.0), Vector::new(0.0, -v0), t, 2000.0)
-            .0
-            .y
-    };
-    assert!((y_at(100) + 6.0).abs() < 1e-6);
-    let dets: Vec<FrameDetections> = (0..60)
-        .map(|f| {
-            let p = Point::new(500.0, y_at(f));
-            let coins = if f < 10 { vec![p] } else { vec![] };
-            frame(f, Some((p, std::f64::consts::FRAC_PI_2)), &coins)
-        })
-        .collect();
-    let shots = shots(&dets);
-    let exit = coin_exit(&shots).unwrap_or_else(|| panic!("coin:0 not lost: {shots:#?}"));
-    assert!(
-        (exit - Point::new(500.0, 0.0)).norm() < 2.0,
-        "exit {exit:?}"
-    );
-    assert!(shots[0].lost.iter().all(|l| l.item != ItemId::fish(0)));
+    for fps in RATES {
+        // Slides 212 mm under friction: from 206 mm to 6 mm beyond the edge.
+        let v0 = (2.0 * 2000.0 * 212.0f64).sqrt();
+        let at = |t: f64| {
+            let t = (t - 1.0 / 3.0).max(0.0);
+            advance(Point::new(500.0, 206.0), Vector::new(0.0, -v0), t, 2000.0).0
+        };
+        assert!((at(5.0).y + 6.0).abs() < 1e-6);
+        let dets: Vec<FrameDetections> = frames(fps, 2.0)
+            .map(|(f, t)| {
+                let p = at(t);
+                let coins = if t < 1.0 / 3.0 { vec![p] } else { vec![] };
+                let mut d = frame(f, Some((p, std::f64::consts::FRAC_PI_2)), &coins);
+                d.fish[0].partly_hidden = t > 0.5;
+                d
+            })
+            .collect();
+        let shots = shots(fps, &dets);
+        let exit =
+            coin_exit(&shots).unwrap_or_else(|| panic!("{fps} fps: coin:0 not lost: {shots:#?}"));
+        assert!(
+            (exit - Point::new(500.0, 0.0)).norm() < 2.0,
+            "{fps} fps: exit {exit:?}"
+        );
+        assert!(shots[0].lost.iter().all(|l| l.item != ItemId::fish(0)));
+    }
 }
 
 /// Player 1's coin, loose at (975, 60), is struck off the far edge and seen
@@ -220,82 +239,85 @@ fn a_coin_in_a_hole_that_comes_to_hang_over_the_edge_falls_through_it() {
 /// back in its hole when the fish rests.
 #[test]
 fn a_fallen_coin_keeps_its_sightings_beyond_the_edge_from_a_coin_riding_nearby() {
-    let fish_at = |f: FrameIdx| {
-        let t = (f.max(10) - 10) as f64 / FPS;
-        advance(Point::new(780.0, 60.0), Vector::new(900.0, 0.0), t, 2000.0).0
-    };
-    let loose_at = |f: FrameIdx| {
-        let t = (f.max(10) - 10) as f64 / FPS;
-        Point::new(975.0 + 600.0 * t, 60.0)
-    };
-    let rests = 10 + (0.45 * FPS) as FrameIdx;
-    let dets: Vec<FrameDetections> = (0..70)
-        .map(|f| {
-            let p = fish_at(f);
-            let mut coins = Vec::new();
-            if f < 10 || f > rests {
-                coins.push(p);
-            }
-            if f < 18 {
-                coins.push(loose_at(f));
-            }
-            frame_of(f, 2, &[(0, p, std::f64::consts::PI)], &coins)
-        })
-        .collect();
-    let shots = shots_of(2, &dets);
-    let lost: Vec<ItemId> = shots[0].lost.iter().map(|l| l.item).collect();
-    assert_eq!(lost, vec![ItemId::coin(1)], "{:#?}", shots[0]);
-    let exit = shots[0].lost[0].exit.point();
-    assert!(
-        (exit - Point::new(1000.0, 60.0)).norm() < 3.0,
-        "exit {exit:?}"
-    );
-    assert!(shots[0].end.contains_key(&ItemId::coin(0)));
-    // Had it taken a sighting beyond the edge, it would have fallen there and been
-    // put back into its hole at rest: its rows show where it was seen.
-    for r in shots[0].tracks.get(&ItemId::coin(0)).into_iter().flatten() {
-        let d = (Point::new(r[1], r[2]) - fish_at(r[0] as FrameIdx)).norm();
-        assert!(d < 5.0, "coin:0 seen {d:.0} mm from its hole: {r:?}");
+    for fps in RATES {
+        let fish_at = |t: f64| {
+            let t = (t - 1.0 / 3.0).max(0.0);
+            advance(Point::new(780.0, 60.0), Vector::new(900.0, 0.0), t, 2000.0).0
+        };
+        let loose_at = |t: f64| Point::new(975.0 + 600.0 * (t - 1.0 / 3.0).max(0.0), 60.0);
+        let rests = 1.0 / 3.0 + 0.45;
+        let dets: Vec<FrameDetections> = frames(fps, 2.3)
+            .map(|(f, t)| {
+                let p = fish_at(t);
+                let mut coins = Vec::new();
+                if t < 1.0 / 3.0 || t > rests {
+                    coins.push(p);
+                }
+                if t < 0.6 {
+                    coins.push(loose_at(t));
+                }
+                frame_of(f, 2, &[(0, p, std::f64::consts::PI)], &coins)
+            })
+            .collect();
+        let shots = shots_of(fps, 2, &dets);
+        let lost: Vec<ItemId> = shots[0].lost.iter().map(|l| l.item).collect();
+        assert_eq!(lost, vec![ItemId::coin(1)], "{fps} fps: {:#?}", shots[0]);
+        let exit = shots[0].lost[0].exit.point();
+        assert!(
+            (exit - Point::new(1000.0, 60.0)).norm() < 3.0,
+            "{fps} fps: exit {exit:?}"
+        );
+        assert!(shots[0].end.contains_key(&ItemId::coin(0)));
+        // Had it taken a sighting beyond the edge, it would have fallen there and
+        // been put back into its hole at rest: its rows show where it was seen.
+        for r in shots[0].tracks.get(&ItemId::coin(0)).into_iter().flatten() {
+            let d = (Point::new(r[1], r[2]) - fish_at(r[0] / fps)).norm();
+            assert!(
+                d < 5.0,
+                "{fps} fps: coin:0 seen {d:.0} mm from its hole: {r:?}"
+            );
+        }
     }
 }
 
-/// As above, but the coin flies out half way between two frames and is seen once,
-/// a frame and a half later, only as a blur streak (shutter open half the frame):
-/// the jump from the hole's last place points a little the wrong way (8 mm off at
-/// the edge); the streak shows the way it went.
+/// As the first, but the coin flies out between two frames and is seen once,
+/// 0.058 s later, only as a blur streak (shutter open half the frame): the jump
+/// from the hole's last place points a little the wrong way (8 mm off at the edge
+/// at 30 fps); the streak shows the way it went.
 #[test]
 fn a_streak_shows_which_way_a_coin_thrown_out_between_two_frames_went() {
-    let centre = Point::new(300.0, 500.0);
-    let (r, w) = (300.0, 1500.0 / 300.0);
-    let hole_at = |t: f64| {
-        let a = w * t.clamp(0.0, 11.0 / FPS);
-        (centre + Vector::new(r * a.sin(), -r * a.cos()), a)
-    };
-    let hole = |f: FrameIdx| hole_at((f.max(9) - 9) as f64 / FPS);
-    let t_out = 4.5 / FPS;
-    let (p0, a0) = hole_at(t_out);
-    let v0 = Vector::new(a0.cos(), a0.sin()) * 3000.0;
-    let coin_at = |t: f64| advance(p0, v0, t - t_out, 2000.0).0;
-    let seen = 15;
-    let t_seen = (seen - 9) as f64 / FPS;
-    let dets: Vec<FrameDetections> = (0..60)
-        .map(|f| {
-            let (p, a) = hole(f);
-            let coins: Vec<Point> = if f <= 9 { vec![p] } else { vec![] };
-            let d = frame(f, Some((p, a)), &coins);
-            if f == seen {
-                with_streak(d, coin_at(t_seen - 0.5 / FPS), coin_at(t_seen))
-            } else {
-                d
-            }
-        })
-        .collect();
-    let shots = shots(&dets);
-    let truth = true_exit(p0, v0);
-    let exit = coin_exit(&shots).unwrap_or_else(|| panic!("coin:0 not lost: {shots:#?}"));
-    assert!(
-        (exit - truth).norm() < 3.0,
-        "exit {exit:?}, truly {truth:?}; notes {:?}",
-        shots[0].notes
-    );
+    for fps in RATES {
+        let centre = Point::new(300.0, 500.0);
+        let (r, w) = (300.0, 1500.0 / 300.0);
+        let hole = |t: f64| {
+            let a = w * (t - 0.3).clamp(0.0, 11.0 / 30.0);
+            (centre + Vector::new(r * a.sin(), -r * a.cos()), a)
+        };
+        let t_out = 0.3 + 0.1417;
+        let (p0, a0) = hole(t_out);
+        let v0 = Vector::new(a0.cos(), a0.sin()) * 3000.0;
+        let coin_at = |t: f64| advance(p0, v0, t - t_out, 2000.0).0;
+        let seen = (0.5 * fps).round() as FrameIdx;
+        let dets: Vec<FrameDetections> = frames(fps, 2.0)
+            .map(|(f, t)| {
+                let (p, a) = hole(t);
+                let coins: Vec<Point> = if t <= 0.3 { vec![p] } else { vec![] };
+                let d = frame(f, Some((p, a)), &coins);
+                if f == seen {
+                    with_streak(d, coin_at(t - 0.5 / fps), coin_at(t))
+                } else {
+                    d
+                }
+            })
+            .collect();
+        let shots = shots(fps, &dets);
+        let truth = true_exit(p0, v0);
+        let exit =
+            coin_exit(&shots).unwrap_or_else(|| panic!("{fps} fps: coin:0 not lost: {shots:#?}"));
+        assert!(
+            (exit - truth).norm() < 3.0,
+            "{fps} fps: exit {exit:?}, truly {truth:?}; notes {:?}",
+            shots[0].notes
+        );
+    }
 }
