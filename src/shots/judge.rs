@@ -435,6 +435,59 @@ fn straight_run(pts: &[Point]) -> Option<(Vector, Point)> {
     Some((dir, a + dir * (last - a).dot(&dir)))
 }
 
+/// A coin carried unseen in a fish's hole that the tracker then found gone from
+/// it (the fish lay still, wholly seen, its hole empty): it was thrown out
+/// somewhere along the way without being seen.
+struct GoneFromHole {
+    /// The first frame it was known not to be in the hole.
+    frame: FrameIdx,
+    /// Where the hole carried it, and how fast, from its last sighting on.
+    path: Vec<(FrameIdx, Point, f64)>,
+}
+
+/// The last time in `s` (at or after `flick`) that a coin carried unseen in a
+/// hole was found gone from it, unless it was next seen loose (then it was only
+/// missed, and its sightings tell where it is). A coin next seen in a hole was
+/// put back: what it did after it was gone belongs to the next interlude.
+fn gone_from_hole(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    s: &Series<'_>,
+    flick: FrameIdx,
+) -> Option<GoneFromHole> {
+    let k = (1..s.len()).rev().find(|&k| {
+        let (prev, now) = (s[k - 1].1, s[k].1);
+        prev.carried_by.is_some()
+            && !now.seen
+            && now.carried_by.is_none()
+            && now.state.on_table()
+            && history[s[k].0].frame >= flick
+    })?;
+    if let Some((h, t)) = s[k..].iter().find(|(_, t)| t.seen) {
+        let in_hole = history[*h].items.iter().any(|f| {
+            f.kind == ItemKind::Fish
+                && f.state.on_table()
+                && (f.pose.point() - t.pose.point()).norm() <= cfg.footprint.hole_radius()
+        });
+        if !in_hole {
+            return None;
+        }
+    }
+    let first = s[..k]
+        .iter()
+        .rposition(|(_, t)| t.seen)
+        .map_or(0, |i| i + 1);
+    let path = s[first..k]
+        .iter()
+        .filter(|(_, t)| t.carried_by.is_some())
+        .map(|(h, t)| (history[*h].frame, t.pose.point(), t.velocity_mm_s.norm()))
+        .collect();
+    Some(GoneFromHole {
+        frame: history[s[k].0].frame,
+        path,
+    })
+}
+
 /// Whether a point `d` mm along an extrapolated path may lie under a fish: the
 /// path's direction is known to a few degrees, so its end may be off by a little.
 fn near_under_fish(cfg: &ShotConfig, f: &PlacedFish, p: Point, d: f64) -> bool {
@@ -571,9 +624,20 @@ pub(crate) fn judge(
     // Rest poses: median of the sightings in the rest window; the held pose if unseen.
     let rest_h = at_or_before(history, rest);
     let mut unseen_at_rest: Vec<TrackId> = Vec::new();
+    let mut gone: BTreeMap<TrackId, GoneFromHole> = BTreeMap::new();
     for t in end_tf.items.iter().filter(|t| t.state.on_table()) {
         let Some(id) = t.item else { continue };
         let s = &all[&t.track];
+        if t.kind == ItemKind::Coin {
+            if let Some(g) = gone_from_hole(cfg, history, s, flick) {
+                // Not in the hole it was carried in, nor seen anywhere since.
+                unseen_at_rest.push(t.track);
+                let p = g.path.last().map(|x| x.1).unwrap_or(t.pose.point());
+                shot.end.insert(id, Pose::coin(p.x, p.y));
+                gone.insert(t.track, g);
+                continue;
+            }
+        }
         let seen: Vec<Pose> = s
             .iter()
             .filter(|(h, x)| *h >= rest_h && x.seen)
@@ -649,6 +713,28 @@ pub(crate) fn judge(
             }
             continue;
         };
+        if let Some(g) = gone.get(&tid) {
+            doubt.insert(item);
+            judge_gone_from_hole(cfg, &mut shot, item, g, &resting_fish, &mut hidden_under);
+            if shot.lost.iter().any(|l| l.item == item) {
+                shot.end.remove(&item);
+                doubt.remove(&item);
+            }
+            continue;
+        }
+        if end_tf
+            .items
+            .iter()
+            .any(|t| t.track == tid && t.carried_by.is_some())
+        {
+            // Its end pose is the hole's, where the tracker carries it; its hole
+            // was never seen empty with the fish at rest.
+            doubt.insert(item);
+            shot.notes.push(format!(
+                "{item} not seen at rest; it rode unseen in a fish's hole and is taken as still in it (likely)"
+            ));
+            continue;
+        }
         let s = &all[&tid];
         let last = s.iter().rev().find(|(_, t)| t.seen);
         let (mut p_last, mut v_last, f_last, theta_last) = match last {
@@ -672,14 +758,25 @@ pub(crate) fn judge(
             .get(&tid)
             .map(|p| vec![p.point()])
             .unwrap_or_default();
+        let after_flick = |h: usize| history[h].frame >= flick && history[h].frame <= f_last;
+        // A coin carried unseen in a hole was where the hole was until it left: its
+        // run starts there, not where it rested before the flick (the hole's
+        // curved path before it is no part of the coin's straight one).
+        let left_hole = s
+            .iter()
+            .rposition(|(h, t)| t.carried_by.is_some() && after_flick(*h));
+        if let Some(k) = left_hole {
+            run = vec![s[k].1.pose.point()];
+        }
         run.extend(
-            s.iter()
-                .filter(|(h, t)| {
-                    t.seen && history[*h].frame >= flick && history[*h].frame <= f_last
-                })
+            s[left_hole.map_or(0, |k| k + 1)..]
+                .iter()
+                .filter(|(h, t)| t.seen && after_flick(*h))
                 .map(|(_, t)| t.pose.point()),
         );
-        if let Some((dir, on_line)) = straight_run(&run) {
+        // Two points only give the chord the tracker's velocity was guessed
+        // from, or worse (a blur streak turns it the way the item really went).
+        if let Some((dir, on_line)) = straight_run(&run).filter(|_| run.len() >= 3) {
             v_last = dir * v_last.norm();
             p_last = on_line;
         }
@@ -841,6 +938,88 @@ pub(crate) fn judge(
         shot.before = Some(interlude(cfg, history, &all, p, flick, &shot.start));
     }
     shot
+}
+
+/// Where a coin thrown out of its hole unseen went. Nothing loose was seen of it
+/// and a coin resting in the open is seen, so it is off the table or under a
+/// resting fish. The hole's path tells how near the edge it came and how fast
+/// it went: if a coin thrown from it at that speed could reach the edge, it is
+/// taken as lost where the path came nearest the edge (unsure: where it really
+/// crossed is not known); else it lies under the resting fish nearest the end
+/// of the path (unsure), or, with none within reach, where the path ended.
+fn judge_gone_from_hole(
+    cfg: &ShotConfig,
+    shot: &mut Shot,
+    item: ItemId,
+    g: &GoneFromHole,
+    resting_fish: &[(ItemId, PlacedFish)],
+    hidden_under: &mut Vec<Stacking>,
+) {
+    let Some(&(_, p_end, _)) = g.path.last() else {
+        shot.notes.push(format!(
+            "{item} was gone from its hole at frame {} with no path to follow; kept where last known (unsure)",
+            g.frame
+        ));
+        return;
+    };
+    let v_max = g.path.iter().map(|x| x.2).fold(0.0, f64::max);
+    let reach = stopping_distance(v_max, cfg.friction_decel_mm_s2) * 1.25 + 5.0;
+    let nearest_edge = g
+        .path
+        .iter()
+        .map(|&(f, p, _)| (f, p, cfg.table.signed_distance(p)))
+        .min_by(|a, b| a.2.total_cmp(&b.2));
+    let how = format!(
+        "{item} rode unseen in a hole and was gone from it by frame {} (the fish lay still, its hole empty)",
+        g.frame
+    );
+    if let Some((f, p, d)) = nearest_edge.filter(|x| x.2 <= reach) {
+        let e = cfg.table.nearest_edge_point(p);
+        shot.notes.push(format!(
+            "{how}; the hole passed {d:.0} mm from the edge at ({:.0}, {:.0}) at {v_max:.0} mm/s: taken as thrown off there (unsure)",
+            e.x, e.y
+        ));
+        shot.lost.push(LostItem {
+            item,
+            frame: f + 1,
+            exit: Pose::coin(e.x, e.y),
+        });
+        return;
+    }
+    let under = resting_fish
+        .iter()
+        .map(|(fid, f)| {
+            let d = if point_in_polygon(p_end, &f.outline) {
+                0.0
+            } else {
+                boundary_distance(p_end, &f.outline)
+            };
+            (fid, f, d)
+        })
+        .filter(|x| x.2 <= reach)
+        .min_by(|a, b| a.2.total_cmp(&b.2));
+    match under {
+        Some((fid, f, _)) => {
+            let n = f.outline.len().max(1) as f64;
+            let c = f
+                .outline
+                .iter()
+                .fold(Vector::zeros(), |acc, p| acc + p.coords)
+                / n;
+            shot.end.insert(item, Pose::coin(c.x, c.y));
+            hidden_under.push(Stacking {
+                top: *fid,
+                under: item,
+            });
+            shot.notes.push(format!(
+                "{how}; it could not reach an edge: taken as lying under {fid} (unsure)"
+            ));
+        }
+        None => shot.notes.push(format!(
+            "{how}; it could not reach an edge and no fish lies near: kept at ({:.0}, {:.0}) (unsure)",
+            p_end.x, p_end.y
+        )),
+    }
 }
 
 /// Every confirmed track without an identity that was on the table at the flick or
@@ -1082,9 +1261,16 @@ fn interlude(
             .max();
         match prev.end.get(id) {
             None => {
+                // When it was first seen back: a coin judged gone may have been
+                // held (unseen) on the table by the tracker until then.
                 let frame = entries
                     .iter()
-                    .find(|(_, t)| t.state.on_table() && t.item == Some(*id))
+                    .find(|(_, t)| t.state.on_table() && t.seen && t.item == Some(*id))
+                    .or_else(|| {
+                        entries
+                            .iter()
+                            .find(|(_, t)| t.state.on_table() && t.item == Some(*id))
+                    })
                     .map(|(f, _)| *f)
                     .unwrap_or(first);
                 out.placed.push(PlacedItem {

@@ -49,6 +49,11 @@
 //!   at rest, it is stacked under that fish; if the path leaves the table within its
 //!   stopping distance, it is lost at that crossing; a hand over it means hidden.
 //!   Each such decision adds a note with how sure it is.
+//! - A coin the tracker found gone from the hole it rode in unseen (the fish lay
+//!   still, its hole empty) was thrown out on the way: if a coin thrown at the
+//!   hole's speed could reach the edge, it is lost where the hole's path came
+//!   nearest the edge (unsure); else it lies under the nearest resting fish. Seen
+//!   in a hole again after that, it was put back (the next interlude).
 
 mod judge;
 #[cfg(test)]

@@ -57,6 +57,7 @@ fn stream(
             hidden_by: None,
             partly_hidden: false,
             velocity_guessed: false,
+            carried_by: None,
         };
         let coin = Pose::coin(
             700.0 + centre_mm * noise.next(),

@@ -33,8 +33,18 @@
 //!   the hand leaves, even if it moved meanwhile.
 //! - Put-backs: a new fish whose colour is a fish that fell off, or a new coin in
 //!   the hole of fish K while `coin:K` is off the table, revives the old track.
+//! - A coin seen in a fish's hole rides in it: while unseen (blur, a hand) it is
+//!   carried with the fish ([`TrackedItem::carried_by`]). It leaves the hole when
+//!   it is seen loose (its velocity restarts from where the hole was, turned along
+//!   its blur streak if it was seen as one), when the hole's centre is seen so far
+//!   beyond the edge that the coin's is too (it fell through), or when the fish,
+//!   moved since the coin was seen in it, lies still and wholly seen with its hole
+//!   empty for `hole_empty_s` (thrown out unseen: it stays lost, the shot judge
+//!   says where it went).
 //! - Off the table: seen beyond the edge, matched to a floor blob, or last seen
 //!   near the edge and predicted across it → `Removed(OffTable { frame, exit })`.
+//!   For `fallen_owns_s` an item that fell keeps the sightings of it dropping
+//!   beyond the edge, so no lost item's grown gate takes them.
 //!   An item that vanishes elsewhere stays `Lost` where the model puts it; the shot
 //!   judge decides lost vs hidden.
 
@@ -44,6 +54,8 @@ mod exposure;
 mod gate;
 pub mod motion;
 pub mod state;
+#[cfg(test)]
+mod tests;
 mod tracker;
 
 pub use assign::{assign, assignment_cost, Assignment};

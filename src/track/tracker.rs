@@ -1,9 +1,11 @@
 //! The tracker state machine: one [`Tracker::update`] per video frame (also when
 //! nothing was detected) turns [`FrameDetections`] into a [`TrackFrame`] of every
 //! item's identity, pose and state. Steps per frame: 0 drop scenery (sightings that
-//! sit still beyond the edge), 1 predict (friction, equal-disc collisions, hold what
-//! a hand hides), 2 gate + cost, 3 assign, 4 update matched, 5 unmatched tracks
-//! (lost, hidden, off the table), 6 births, 7 confirmation and identity (colour for
+//! sit still beyond the edge) and give an item that just fell the sightings of it
+//! dropping, 1 predict (friction, equal-disc collisions, hold what a hand hides),
+//! 2 gate + cost, 3 assign, 4 update matched, 5 unmatched tracks (lost, hidden, off
+//! the table; a coin riding unseen in a hole is carried with it until the hole is
+//! seen empty at rest or over the edge), 6 births, 7 confirmation and identity (colour for
 //! fish, hole or start state for coins, put-backs revive the old track), 8 fish
 //! colour hysteresis, 9 a loose coin named by elimination (one coin per player).
 //! Uses: model, config, geometry, record.
@@ -82,6 +84,13 @@ pub struct TrackerConfig {
     pub kick_residual_mm: f64,
     /// A coin within `hole_radius - coin_radius + this` of a hole centre is in it.
     pub hole_tolerance_mm: f64,
+    /// A coin riding in a hole (unseen, carried along) has left it once its fish,
+    /// moved since the coin was seen in it, has lain still, wholly seen, with
+    /// nothing in its hole, for this long.
+    pub hole_empty_s: f64,
+    /// For this long after an item fell, the sightings beyond the edge near it are
+    /// its own (it is seen dropping to the floor), not another item's.
+    pub fallen_owns_s: f64,
     /// Margin around occluders, mm.
     pub occluder_margin_mm: f64,
     /// Centre of mass this far beyond the edge means the item fell, mm.
@@ -128,6 +137,8 @@ impl TrackerConfig {
             filter_beta: 0.5,
             kick_residual_mm: 8.0,
             hole_tolerance_mm: 1.5,
+            hole_empty_s: 0.2,
+            fallen_owns_s: 0.25,
             occluder_margin_mm: 5.0,
             off_table_margin_mm: 1.0,
             scenery_after_s: 0.25,
@@ -158,6 +169,8 @@ impl TrackerConfig {
             ("max_match_cost_mm", self.max_match_cost_mm),
             ("confirm_s", self.confirm_s),
             ("identity_hold_s", self.identity_hold_s),
+            ("hole_empty_s", self.hole_empty_s),
+            ("fallen_owns_s", self.fallen_owns_s),
             ("scenery_after_s", self.scenery_after_s),
             ("scenery_tolerance_mm", self.scenery_tolerance_mm),
             ("frame_instant", self.frame_instant),
@@ -221,6 +234,10 @@ pub struct TrackedItem {
     pub hidden_by: Option<Hider>,
     /// The last matched detection said the item was partly covered.
     pub partly_hidden: bool,
+    /// For a coin not seen in this frame: the fish in whose hole it is carried
+    /// along (its pose is that hole's). A coin that was carried and no longer is,
+    /// while still unseen, was found gone from the hole (thrown out unseen).
+    pub carried_by: Option<TrackId>,
 }
 
 /// Something that changed in a frame (for logs and for the shot judge).
@@ -307,6 +324,14 @@ struct Track {
     /// travels with its fish (and often vanishes in the blur or under the hand),
     /// so while unseen it is carried along rather than held where it was.
     rides: Option<TrackId>,
+    /// Unseen and carried in the hole of `rides` in this frame, and in the last.
+    carried: bool,
+    was_carried: bool,
+    /// Since when the hole this coin rides in is seen empty with its fish at rest.
+    hole_empty_since: Option<FrameIdx>,
+    /// The frame it was taken off the table (it fell), and its velocity then.
+    removed_at: Option<FrameIdx>,
+    fall_vel: Vector,
 }
 
 impl Track {
@@ -368,6 +393,31 @@ pub fn edge_crossing(table: &Table, inside: Point, outside: Point) -> Point {
         }
     }
     inside + (outside - inside) * ((lo + hi) / 2.0)
+}
+
+/// The entries of `all` whose `drop` flag is not set.
+fn kept<T: Clone>(all: &[T], drop: &[bool]) -> Vec<T> {
+    all.iter()
+        .zip(drop)
+        .filter(|(_, &d)| !d)
+        .map(|(x, _)| x.clone())
+        .collect()
+}
+
+/// A velocity guessed from a jump, turned along the streak the item was seen as:
+/// the blur shows the direction it moved in during the exposure far better than
+/// the jump from where it was last known (a coin thrown out of a hole left it
+/// somewhere between two frames). The speed stays the jump's (a streak's faint
+/// ends make its length short).
+fn along_streak(vel: Vector, streak: Option<Streak>) -> Vector {
+    let Some(s) = streak else { return vel };
+    let d = s.to - s.from;
+    if d.norm() <= 1e-9 {
+        return vel;
+    }
+    let dir = d / d.norm();
+    let sign = if dir.dot(&vel) < 0.0 { -1.0 } else { 1.0 };
+    dir * (sign * vel.norm())
 }
 
 fn streak_distance(p: Point, streak: &Streak) -> f64 {
@@ -445,6 +495,11 @@ impl Tracker {
                 kicked_at: None,
                 jumped_at: None,
                 rides: None,
+                carried: false,
+                was_carried: false,
+                hole_empty_since: None,
+                removed_at: None,
+                fall_vel: Vector::zeros(),
             });
         }
         t
@@ -474,6 +529,8 @@ impl Tracker {
         // Step 0: scenery out.
         let without_scenery = self.drop_scenery(frame, dets);
         let dets = without_scenery.as_ref().unwrap_or(dets);
+        let unclaimed = self.claim_fallen(frame, dets);
+        let dets = unclaimed.as_ref().unwrap_or(dets);
 
         for share in dets.fish.iter().filter_map(|d| d.exposure_share) {
             self.exposure.observe(share);
@@ -488,6 +545,8 @@ impl Tracker {
         for t in &mut self.tracks {
             t.det = None;
             t.seen_now = false;
+            t.was_carried = t.carried;
+            t.carried = false;
         }
         let fish_pts: Vec<(Point, f64)> = dets.fish.iter().map(|d| (d.pt_in_table, 0.0)).collect();
         let coin_pts: Vec<(Point, f64)> = dets
@@ -555,6 +614,7 @@ impl Tracker {
                     hidden_by: t.hidden_by,
                     partly_hidden: t.partly_hidden,
                     velocity_guessed: t.jumped_at == Some(frame),
+                    carried_by: t.rides.filter(|_| t.carried),
                 })
                 .collect(),
             exposure: self.exposure.timing(),
@@ -594,6 +654,111 @@ impl Tracker {
             TrackState::Removed(r @ RemovalReason::OffTable { .. }) => Some(Err(r)),
             _ => None,
         }
+    }
+
+    /// Whether the hole coin `i` rides in is seen empty: its fish is seen at rest
+    /// (a coin in a still hole shows its rim; in a moving one it may be blurred
+    /// away), not partly covered, with no occluder over the hole, and no coin is
+    /// sighted in the hole.
+    fn hole_seen_empty(&self, i: usize, dets: &FrameDetections) -> bool {
+        let c = &self.cfg;
+        let Some(f) = self
+            .tracks
+            .iter()
+            .find(|f| Some(f.id) == self.tracks[i].rides)
+        else {
+            return false;
+        };
+        f.seen_now
+            && !f.partly_hidden
+            && f.state == TrackState::Tracked
+            && f.vel.norm() < c.still_speed_mm_s
+            && !dets.occluded(f.pos, c.coin_radius + c.occluder_margin_mm)
+            && !dets.coins.iter().any(|d| {
+                (d.pt_in_table - f.pos).norm() <= c.footprint.hole_radius() + c.gate_base_mm
+            })
+    }
+
+    /// An item that just fell is seen dropping beyond the edge for a few frames:
+    /// those sightings are its own, and no item still on the table (whose gate may
+    /// have grown while it was unseen) may take them. Each fallen track claims the
+    /// nearest such sighting of its kind within reach and follows it. `None` when
+    /// nothing is claimed.
+    fn claim_fallen(&mut self, frame: FrameIdx, dets: &FrameDetections) -> Option<FrameDetections> {
+        let c = &self.cfg;
+        let owns = c.frames(c.fallen_owns_s);
+        let fallen: Vec<usize> = (0..self.tracks.len())
+            .filter(|&i| {
+                let t = &self.tracks[i];
+                matches!(t.state, TrackState::Removed(RemovalReason::OffTable { .. }))
+                    && t.removed_at.is_some_and(|f| frame > f && frame - f <= owns)
+            })
+            .collect();
+        if fallen.is_empty() {
+            return None;
+        }
+        let beyond = |kind: ItemKind, p: Point, theta: f64| {
+            let com = c.centre_of_mass(kind, &Pose::fish(p.x, p.y, theta));
+            c.table.signed_distance(com) < -c.off_table_margin_mm
+        };
+        let mut fish_taken = vec![false; dets.fish.len()];
+        let mut coin_taken = vec![false; dets.coins.len()];
+        let mut moves = Vec::new();
+        for &i in &fallen {
+            let t = &self.tracks[i];
+            // A falling item is seen in consecutive frames (one may be missed):
+            // after a longer gap a sighting beyond the edge is something else.
+            let since = t.last_seen.unwrap_or(t.born).max(t.removed_at.unwrap_or(0));
+            let gap = frame.saturating_sub(since);
+            if gap > 2 {
+                continue;
+            }
+            let reach = (c.gate_base_mm + 1.5 * t.fall_vel.norm() * gap as f64 / c.fps)
+                .min(c.lost_gate_max_mm);
+            let pts: Vec<(usize, Point, f64)> = match t.kind {
+                ItemKind::Fish => dets
+                    .fish
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| !fish_taken[*j])
+                    .map(|(j, d)| (j, d.pt_in_table, d.theta))
+                    .collect(),
+                ItemKind::Coin => dets
+                    .coins
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| !coin_taken[*j])
+                    .map(|(j, d)| (j, d.pt_in_table, 0.0))
+                    .collect(),
+            };
+            let best = pts
+                .into_iter()
+                .filter(|(_, p, th)| beyond(t.kind, *p, *th))
+                .map(|(j, p, th)| (j, p, th, (p - t.pos).norm()))
+                .filter(|x| x.3 <= reach)
+                .min_by(|a, b| a.3.total_cmp(&b.3));
+            if let Some((j, p, th, _)) = best {
+                match t.kind {
+                    ItemKind::Fish => fish_taken[j] = true,
+                    ItemKind::Coin => coin_taken[j] = true,
+                }
+                moves.push((i, p, th));
+            }
+        }
+        if moves.is_empty() {
+            return None;
+        }
+        for (i, p, th) in moves {
+            let t = &mut self.tracks[i];
+            t.pos = p;
+            t.theta = th;
+            t.last_seen = Some(frame);
+            t.last_seen_pos = p;
+        }
+        let mut out = dets.clone();
+        out.fish = kept(&dets.fish, &fish_taken);
+        out.coins = kept(&dets.coins, &coin_taken);
+        Some(out)
     }
 
     /// Nothing in play rests beyond the edge (it falls), so a sighting that stays
@@ -642,13 +807,6 @@ impl Tracker {
             .retain(|s| frame.saturating_sub(s.last) <= settled);
         if !fish_drop.iter().chain(&coin_drop).any(|&d| d) {
             return None;
-        }
-        fn kept<T: Clone>(all: &[T], drop: &[bool]) -> Vec<T> {
-            all.iter()
-                .zip(drop)
-                .filter(|(_, &d)| !d)
-                .map(|(x, _)| x.clone())
-                .collect()
         }
         let mut out = dets.clone();
         out.fish = kept(&dets.fish, &fish_drop);
@@ -891,6 +1049,10 @@ impl Tracker {
             ItemKind::Fish => dets.fish[j].pt_in_table,
             ItemKind::Coin => dets.coins[j].pt_in_table,
         };
+        let streak = match t.kind {
+            ItemKind::Fish => None,
+            ItemKind::Coin => dets.coins[j].streak,
+        };
         let (hp, hv) = t.pred[0];
         let residual = z - hp;
         match t.last_seen {
@@ -899,14 +1061,24 @@ impl Tracker {
                 t.vel = Vector::zeros();
             }
             Some(ls) if residual.norm() > cfg.kick_residual_mm || frame.saturating_sub(ls) > 2 => {
-                // A kick or a reappearance: restart the velocity from the jump.
-                let span = frame.saturating_sub(ls).max(1) as f64 / cfg.fps;
-                let moved = z - t.last_seen_pos;
+                // A kick or a reappearance: restart the velocity from the jump. A
+                // coin carried unseen in a hole until the last frame was there
+                // then, not where it was last seen: if it is seen out of the hole
+                // now, it was thrown out on the way, from the hole's last place.
+                let (from, span) = if t.was_carried {
+                    (t.pos, dt.max(1.0 / cfg.fps))
+                } else {
+                    (
+                        t.last_seen_pos,
+                        frame.saturating_sub(ls).max(1) as f64 / cfg.fps,
+                    )
+                };
+                let moved = z - from;
                 t.pos = z;
                 t.vel = if residual.norm() > cfg.kick_residual_mm {
                     t.kicked_at = Some(frame);
                     t.jumped_at = Some(frame);
-                    moved / span
+                    along_streak(moved / span, streak)
                 } else {
                     hv + residual * (cfg.filter_beta / dt.max(1e-9))
                 };
@@ -960,6 +1132,7 @@ impl Tracker {
             t.state = TrackState::Tracked;
         }
         t.hits = t.hits.saturating_add(1);
+        t.hole_empty_since = None;
         t.last_seen = Some(frame);
         t.last_seen_pos = t.pos;
         t.seen_now = true;
@@ -981,6 +1154,8 @@ impl Tracker {
                 evidence: ExitEvidence::SeenOffTable,
             };
             t.state = TrackState::Removed(reason);
+            t.removed_at = Some(frame);
+            t.fall_vel = t.vel;
             t.vel = Vector::zeros();
             events.push(TrackEvent::Removed {
                 track: t.id,
@@ -1022,14 +1197,69 @@ impl Tracker {
             match ride {
                 Some(Ok((p, v))) => {
                     let occluded = dets.occluded(p, cfg.occluder_margin_mm);
+                    let empty = self.hole_seen_empty(i, dets);
+                    let carrier_seen = self
+                        .tracks
+                        .iter()
+                        .any(|f| Some(f.id) == self.tracks[i].rides && f.seen_now);
                     let t = &mut self.tracks[i];
-                    t.pos = p;
-                    t.vel = v;
-                    t.hidden_by = occluded.then_some(Hider::Occluder);
+                    if carrier_seen && cfg.table.signed_distance(p) < -cfg.hole_reach() {
+                        // Its hole is seen so far beyond the edge that a coin in it
+                        // has its centre over the floor: it fell through the hole.
+                        let reason = RemovalReason::OffTable {
+                            frame,
+                            exit: edge_crossing(&cfg.table, t.last_com_on_table, p),
+                            evidence: ExitEvidence::Extrapolated,
+                        };
+                        t.state = TrackState::Removed(reason);
+                        t.removed_at = Some(frame);
+                        t.fall_vel = v;
+                        t.pos = p;
+                        t.vel = Vector::zeros();
+                        t.hidden_by = None;
+                        t.rides = None;
+                        t.hole_empty_since = None;
+                        events.push(TrackEvent::Removed {
+                            track: t.id,
+                            reason,
+                        });
+                        return;
+                    }
                     if t.state == TrackState::Tracked {
                         t.state = TrackState::Lost { since: frame };
                         events.push(TrackEvent::Lost { track: t.id });
                     }
+                    // A coin cannot have been thrown out of a hole that has not
+                    // moved since it was seen in it: then it is only missed.
+                    let empty = empty && (p - t.last_seen_pos).norm() > cfg.footprint.hole_radius();
+                    t.hole_empty_since = if empty {
+                        t.hole_empty_since.or(Some(frame))
+                    } else {
+                        None
+                    };
+                    let gone = t.hole_empty_since.is_some_and(|f| {
+                        frame.saturating_sub(f) + 1 >= cfg.frames(cfg.hole_empty_s)
+                    });
+                    if gone {
+                        // Its fish lies still, wholly seen, and nothing is in its
+                        // hole: the coin was thrown out unseen somewhere on the way.
+                        // It stays lost where it was last known to be; the shot
+                        // judge decides where it went.
+                        t.rides = None;
+                        t.hole_empty_since = None;
+                        t.vel = Vector::zeros();
+                        t.hidden_by = None;
+                        return;
+                    }
+                    t.pos = p;
+                    t.vel = v;
+                    t.carried = true;
+                    if cfg.table.signed_distance(p) >= -cfg.off_table_margin_mm {
+                        // In the hole it is where the hole is: should it fall, it
+                        // went over the edge from the hole's last place on the table.
+                        t.last_com_on_table = p;
+                    }
+                    t.hidden_by = occluded.then_some(Hider::Occluder);
                     return;
                 }
                 Some(Err(RemovalReason::OffTable { frame: f, exit, .. })) => {
@@ -1041,6 +1271,8 @@ impl Tracker {
                     };
                     let t = &mut self.tracks[i];
                     t.state = TrackState::Removed(reason);
+                    t.removed_at = Some(frame);
+                    t.fall_vel = t.vel;
                     t.vel = Vector::zeros();
                     t.hidden_by = None;
                     t.rides = None;
@@ -1050,7 +1282,7 @@ impl Tracker {
                     });
                     return;
                 }
-                _ => {}
+                _ => self.tracks[i].hole_empty_since = None,
             }
         }
         let t = &mut self.tracks[i];
@@ -1111,6 +1343,8 @@ impl Tracker {
         };
         if let Some(reason) = removal {
             t.state = TrackState::Removed(reason);
+            t.removed_at = Some(frame);
+            t.fall_vel = t.vel;
             t.vel = Vector::zeros();
             t.hidden_by = None;
             events.push(TrackEvent::Removed {
@@ -1230,6 +1464,11 @@ impl Tracker {
                 kicked_at: None,
                 jumped_at: None,
                 rides: None,
+                carried: false,
+                was_carried: false,
+                hole_empty_since: None,
+                removed_at: None,
+                fall_vel: Vector::zeros(),
             });
         }
     }
