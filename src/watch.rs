@@ -153,14 +153,13 @@ impl ChangeGate {
         // (half the work while the table is still).
         let moved = since_reference.is_some()
             && match &self.previous {
-                Some(prev) if prev.len() == view.len() => changed_box(
+                Some(prev) if prev.len() == view.len() => any_change(
                     &self.grid,
                     prev,
                     view,
                     self.config.threshold,
                     &mut self.mask,
-                )
-                .is_some(),
+                ),
                 _ => true,
             };
         self.still_frames = if moved { 0 } else { self.still_frames + 1 };
@@ -228,66 +227,7 @@ fn changed_box(
     threshold: u8,
     mask: &mut Vec<u8>,
 ) -> Option<MmBox> {
-    let (w, h) = (grid.width, grid.height);
-    let n = (w * h * 3).min(before.len()).min(after.len());
-    // Pixels whose three channels are all there.
-    let pixels = n / 3;
-    mask.clear();
-    mask.resize(w * h, 0);
-    // Most rows of most frames hold no change: a row is first screened with one
-    // vectorised pass (the largest difference in it), and only a row over the
-    // threshold gets its per-pixel mask and neighbour test.
-    let mut changed_rows = Vec::new();
-    let mut row_changed: Vec<u8> = Vec::with_capacity(3 * w);
-    for v in 0..h {
-        let (p0, p1) = (v * w, ((v + 1) * w).min(pixels));
-        if p0 >= p1 {
-            break;
-        }
-        let (a, b) = (&before[3 * p0..3 * p1], &after[3 * p0..3 * p1]);
-        if largest_difference(a, b) <= threshold {
-            continue;
-        }
-        changed_rows.push(v);
-        // Each byte tested in one vectorised pass, then a pixel's three gathered.
-        row_changed.clear();
-        row_changed.extend(
-            a.iter()
-                .zip(b)
-                .map(|(x, y)| (x.abs_diff(*y) > threshold) as u8),
-        );
-        for (m, c) in mask[p0..p1].iter_mut().zip(row_changed.chunks_exact(3)) {
-            *m = c[0] | c[1] | c[2];
-        }
-    }
-    // A changed pixel counts when it has a changed 8-neighbour.
-    let counts = |u: usize, v: usize| {
-        if mask[v * w + u] == 0 {
-            return false;
-        }
-        let mut neighbours = 0;
-        for vv in v.saturating_sub(1)..(v + 2).min(h) {
-            for uu in u.saturating_sub(1)..(u + 2).min(w) {
-                neighbours += mask[vv * w + uu] as u32;
-            }
-        }
-        neighbours >= 2
-    };
-    // The box needs only each row's first and last counted pixel.
-    let (mut u0, mut u1, mut v0, mut v1) = (usize::MAX, 0, usize::MAX, 0);
-    for &v in &changed_rows {
-        let Some(first) = (0..w).find(|&u| counts(u, v)) else {
-            continue;
-        };
-        let last = (first..w).rev().find(|&u| counts(u, v)).unwrap_or(first);
-        u0 = u0.min(first);
-        u1 = u1.max(last);
-        v0 = v0.min(v);
-        v1 = v1.max(v);
-    }
-    if u0 == usize::MAX {
-        return None;
-    }
+    let [u0, u1, v0, v1] = changed_pixels(grid, before, after, threshold, mask, false)?;
     // Each pixel stands for a square of its own size around its centre.
     let a = grid.table_from_px(u0 as f64 - 0.5, v0 as f64 - 0.5);
     let b = grid.table_from_px(u1 as f64 + 0.5, v1 as f64 + 0.5);
@@ -295,6 +235,101 @@ fn changed_box(
         min: Point::new(a.x.min(b.x), a.y.min(b.y)),
         max: Point::new(a.x.max(b.x), a.y.max(b.y)),
     })
+}
+
+/// Whether any pixel differs between two views, as [`changed_box`] counts one; it
+/// stops at the first (a moving scene shows one within a few rows).
+fn any_change(
+    grid: &TopGrid,
+    before: &[u8],
+    after: &[u8],
+    threshold: u8,
+    mask: &mut Vec<u8>,
+) -> bool {
+    changed_pixels(grid, before, after, threshold, mask, true).is_some()
+}
+
+/// The bounds `[u0, u1, v0, v1]` of the counted pixels of [`changed_box`], or with
+/// `first_only` of the first row that has one.
+fn changed_pixels(
+    grid: &TopGrid,
+    before: &[u8],
+    after: &[u8],
+    threshold: u8,
+    mask: &mut Vec<u8>,
+    first_only: bool,
+) -> Option<[usize; 4]> {
+    let (w, h) = (grid.width, grid.height);
+    let n = (w * h * 3).min(before.len()).min(after.len());
+    // Pixels whose three channels are all there.
+    let pixels = n / 3;
+    mask.clear();
+    mask.resize(w * h, 0);
+    let mut bounds: Option<[usize; 4]> = None;
+    let mut add_row = |mask: &[u8], v: usize| {
+        // The box needs only the row's first and last counted pixel.
+        let first = (0..w).find(|&u| counts(mask, w, h, u, v))?;
+        let last = (first..w)
+            .rev()
+            .find(|&u| counts(mask, w, h, u, v))
+            .unwrap_or(first);
+        let b = bounds.get_or_insert([first, last, v, v]);
+        *b = [b[0].min(first), b[1].max(last), b[2].min(v), b[3].max(v)];
+        Some(())
+    };
+    // Most rows of most frames hold no change: a row is first screened with one
+    // vectorised pass (the largest difference in it), and only a row over the
+    // threshold gets its per-pixel mask. A changed row's pixels are counted once
+    // the row after it has its mask (their neighbours are then all known).
+    let mut waiting: Option<usize> = None;
+    let mut row_changed: Vec<u8> = Vec::with_capacity(3 * w);
+    for v in 0..h {
+        let (p0, p1) = (v * w, ((v + 1) * w).min(pixels));
+        if p0 >= p1 {
+            break;
+        }
+        let (a, b) = (&before[3 * p0..3 * p1], &after[3 * p0..3 * p1]);
+        let changed = largest_difference(a, b) > threshold;
+        if changed {
+            // Each byte tested in one vectorised pass, then a pixel's three gathered.
+            row_changed.clear();
+            row_changed.extend(
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| (x.abs_diff(*y) > threshold) as u8),
+            );
+            for (m, c) in mask[p0..p1].iter_mut().zip(row_changed.chunks_exact(3)) {
+                *m = c[0] | c[1] | c[2];
+            }
+        }
+        if let Some(row) = waiting.take() {
+            if add_row(mask, row).is_some() && first_only {
+                return bounds;
+            }
+        }
+        if changed {
+            waiting = Some(v);
+        }
+    }
+    if let Some(row) = waiting {
+        add_row(mask, row);
+    }
+    bounds
+}
+
+/// Whether the changed pixel `(u, v)` of `mask` (w x h) counts: it has a changed
+/// 8-neighbour.
+fn counts(mask: &[u8], w: usize, h: usize, u: usize, v: usize) -> bool {
+    if mask[v * w + u] == 0 {
+        return false;
+    }
+    let mut neighbours = 0;
+    for vv in v.saturating_sub(1)..(v + 2).min(h) {
+        for uu in u.saturating_sub(1)..(u + 2).min(w) {
+            neighbours += mask[vv * w + uu] as u32;
+        }
+    }
+    neighbours >= 2
 }
 
 /// The largest difference between two byte slices' elements, in fixed-width blocks
@@ -560,6 +595,8 @@ mod tests {
             let got = changed_box(&g, &before, &after[..cut], 28, &mut mask);
             let want = changed_box_plainly(&g, &before, &after[..cut], 28);
             assert_eq!(got, want, "case {case}");
+            let any = any_change(&g, &before, &after[..cut], 28, &mut mask);
+            assert_eq!(any, want.is_some(), "case {case}");
         }
     }
 
