@@ -344,6 +344,18 @@ impl Track {
     fn active(&self) -> bool {
         !matches!(self.state, TrackState::Removed(_))
     }
+    /// Takes the track off the table in `frame` for `reason`, falling at `fall_vel`,
+    /// and says so.
+    fn remove(&mut self, reason: RemovalReason, frame: FrameIdx, fall_vel: Vector) -> TrackEvent {
+        self.state = TrackState::Removed(reason);
+        self.removed_at = Some(frame);
+        self.fall_vel = fall_vel;
+        self.vel = Vector::zeros();
+        TrackEvent::Removed {
+            track: self.id,
+            reason,
+        }
+    }
     fn owner_guess(&self) -> Option<PlayerIdx> {
         if let Some(id) = self.item {
             return Some(id.owner);
@@ -1153,14 +1165,8 @@ impl Tracker {
                 exit: edge_crossing(&cfg.table, t.last_com_on_table, com),
                 evidence: ExitEvidence::SeenOffTable,
             };
-            t.state = TrackState::Removed(reason);
-            t.removed_at = Some(frame);
-            t.fall_vel = t.vel;
-            t.vel = Vector::zeros();
-            events.push(TrackEvent::Removed {
-                track: t.id,
-                reason,
-            });
+            let fall_vel = t.vel;
+            events.push(t.remove(reason, frame, fall_vel));
         }
     }
 
@@ -1211,18 +1217,11 @@ impl Tracker {
                             exit: edge_crossing(&cfg.table, t.last_com_on_table, p),
                             evidence: ExitEvidence::Extrapolated,
                         };
-                        t.state = TrackState::Removed(reason);
-                        t.removed_at = Some(frame);
-                        t.fall_vel = v;
                         t.pos = p;
-                        t.vel = Vector::zeros();
                         t.hidden_by = None;
                         t.rides = None;
                         t.hole_empty_since = None;
-                        events.push(TrackEvent::Removed {
-                            track: t.id,
-                            reason,
-                        });
+                        events.push(t.remove(reason, frame, v));
                         return;
                     }
                     if t.state == TrackState::Tracked {
@@ -1270,16 +1269,10 @@ impl Tracker {
                         evidence: ExitEvidence::Extrapolated,
                     };
                     let t = &mut self.tracks[i];
-                    t.state = TrackState::Removed(reason);
-                    t.removed_at = Some(frame);
-                    t.fall_vel = t.vel;
-                    t.vel = Vector::zeros();
                     t.hidden_by = None;
                     t.rides = None;
-                    events.push(TrackEvent::Removed {
-                        track: t.id,
-                        reason,
-                    });
+                    let fall_vel = t.vel;
+                    events.push(t.remove(reason, frame, fall_vel));
                     return;
                 }
                 _ => self.tracks[i].hole_empty_since = None,
@@ -1342,15 +1335,9 @@ impl Tracker {
             None
         };
         if let Some(reason) = removal {
-            t.state = TrackState::Removed(reason);
-            t.removed_at = Some(frame);
-            t.fall_vel = t.vel;
-            t.vel = Vector::zeros();
             t.hidden_by = None;
-            events.push(TrackEvent::Removed {
-                track: t.id,
-                reason,
-            });
+            let fall_vel = t.vel;
+            events.push(t.remove(reason, frame, fall_vel));
             return;
         }
         if crossed {
