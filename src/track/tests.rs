@@ -93,6 +93,19 @@ fn coin_exit(shots: &[Shot]) -> Option<Point> {
         .map(|l| l.exit.point())
 }
 
+/// Checks that shot 0 of `dets` finds coin:0 lost, leaving the table within
+/// `within_mm` of `truth`.
+fn assert_coin_left_near(fps: f64, dets: &[FrameDetections], truth: Point, within_mm: f64) {
+    let shots = shots(fps, dets);
+    let exit =
+        coin_exit(&shots).unwrap_or_else(|| panic!("{fps} fps: coin:0 not lost: {shots:#?}"));
+    assert!(
+        (exit - truth).norm() < within_mm,
+        "{fps} fps: exit {exit:?}, truly {truth:?}; notes {:?}",
+        shots[0].notes
+    );
+}
+
 /// The first point where a slider from `p` at `v` leaves the 1000 × 700 table.
 fn true_exit(p: Point, v: Vector) -> Point {
     let (mut p, mut v) = (p, v);
@@ -144,15 +157,7 @@ fn a_coin_thrown_out_of_a_moving_fish_follows_the_loose_sighting_off_the_table()
                 frame(f, Some((p, a)), &coins)
             })
             .collect();
-        let shots = shots(fps, &dets);
-        let truth = true_exit(p0, v0);
-        let exit =
-            coin_exit(&shots).unwrap_or_else(|| panic!("{fps} fps: coin:0 not lost: {shots:#?}"));
-        assert!(
-            (exit - truth).norm() < 40.0,
-            "{fps} fps: exit {exit:?}, truly {truth:?}; notes {:?}",
-            shots[0].notes
-        );
+        assert_coin_left_near(fps, &dets, true_exit(p0, v0), 40.0);
     }
 }
 
@@ -310,14 +315,6 @@ fn a_streak_shows_which_way_a_coin_thrown_out_between_two_frames_went() {
                 }
             })
             .collect();
-        let shots = shots(fps, &dets);
-        let truth = true_exit(p0, v0);
-        let exit =
-            coin_exit(&shots).unwrap_or_else(|| panic!("{fps} fps: coin:0 not lost: {shots:#?}"));
-        assert!(
-            (exit - truth).norm() < 3.0,
-            "{fps} fps: exit {exit:?}, truly {truth:?}; notes {:?}",
-            shots[0].notes
-        );
+        assert_coin_left_near(fps, &dets, true_exit(p0, v0), 3.0);
     }
 }
