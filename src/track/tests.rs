@@ -124,6 +124,16 @@ fn frames(fps: f64, secs: f64) -> impl Iterator<Item = (FrameIdx, f64)> {
     (0..(secs * fps).round() as FrameIdx).map(move |f| (f, f as f64 / fps))
 }
 
+/// Where the hole of the fish flicked in the thrown-coin scenarios is at time `t`,
+/// and how far it has turned: it rests at (300, 200), then from 0.3 s runs for
+/// 11/30 s at 1500 mm/s along an arc of radius 300 mm about (300, 500).
+fn arc_hole(t: f64) -> (Point, f64) {
+    let centre = Point::new(300.0, 500.0);
+    let (r, w) = (300.0, 1500.0 / 300.0);
+    let a = w * (t - 0.3).clamp(0.0, 11.0 / 30.0);
+    (centre + Vector::new(r * a.sin(), -r * a.cos()), a)
+}
+
 /// A fish with its coin in its hole rests at (300, 200), then (from 0.3 s) is
 /// flicked along an arc (hole speed 1500 mm/s, radius 300 mm) for 0.37 s and
 /// stops. 1/6 s in, its coin flies out along the arc's tangent at 3000 mm/s; it is
@@ -133,12 +143,7 @@ fn frames(fps: f64, secs: f64) -> impl Iterator<Item = (FrameIdx, f64)> {
 #[test]
 fn a_coin_thrown_out_of_a_moving_fish_follows_the_loose_sighting_off_the_table() {
     for fps in RATES {
-        let centre = Point::new(300.0, 500.0);
-        let (r, w) = (300.0, 1500.0 / 300.0);
-        let hole = |t: f64| {
-            let a = w * (t - 0.3).clamp(0.0, 11.0 / 30.0);
-            (centre + Vector::new(r * a.sin(), -r * a.cos()), a)
-        };
+        let hole = arc_hole;
         let t_out = 0.3 + 5.0 / 30.0;
         let (p0, a0) = hole(t_out);
         let v0 = Vector::new(a0.cos(), a0.sin()) * 3000.0;
@@ -292,12 +297,7 @@ fn a_fallen_coin_keeps_its_sightings_beyond_the_edge_from_a_coin_riding_nearby()
 #[test]
 fn a_streak_shows_which_way_a_coin_thrown_out_between_two_frames_went() {
     for fps in RATES {
-        let centre = Point::new(300.0, 500.0);
-        let (r, w) = (300.0, 1500.0 / 300.0);
-        let hole = |t: f64| {
-            let a = w * (t - 0.3).clamp(0.0, 11.0 / 30.0);
-            (centre + Vector::new(r * a.sin(), -r * a.cos()), a)
-        };
+        let hole = arc_hole;
         let t_out = 0.3 + 0.1417;
         let (p0, a0) = hole(t_out);
         let v0 = Vector::new(a0.cos(), a0.sin()) * 3000.0;
