@@ -2376,7 +2376,20 @@ mod tests {
 
     #[test]
     fn a_hand_is_an_occluder_and_a_half_hidden_fish_is_still_found() {
-        let items = Items::default_set();
+        a_half_hidden_fish_is_found(Items::default_set());
+    }
+
+    /// As above for a narrow tag (22 mm across, a 17 mm hole): the wide search for a
+    /// partly hidden tag, every other grid point first, does not step over it.
+    #[test]
+    fn a_half_hidden_narrow_fish_is_still_found() {
+        let mut items = Items::default_set();
+        items.fish.outline = vec![[-11.0, -11.0], [62.0, -11.0], [62.0, 11.0], [-11.0, 11.0]];
+        items.fish.hole_radius = 8.5;
+        a_half_hidden_fish_is_found(items);
+    }
+
+    fn a_half_hidden_fish_is_found(items: Items) {
         let table = Table::rectangle(300.0, 200.0);
         let grid = TopGrid::covering(&table, 1.0, 20.0);
         let red = [200, 30, 40];
