@@ -706,6 +706,15 @@ struct Window {
     pts: Vec<(Vector2<f64>, f64)>,
 }
 
+/// The pixels `[first, end)` along one axis that cover `a..b` (either order) grown by
+/// `grow` pixels, clipped to `0..len`.
+fn pixel_span(a: f64, b: f64, grow: f64, len: usize) -> (usize, usize) {
+    (
+        (a.min(b) - grow).floor().max(0.0) as usize,
+        ((a.max(b) + grow).ceil() as usize + 1).min(len),
+    )
+}
+
 /// Least squares `a ≈ amp·m + bg` for a sweep: (residual sum, amp, bg, Σ(m − m̄)²).
 fn solve(win: &Window, p0: Vector2<f64>, p1: Vector2<f64>, r: f64) -> (f64, f64, f64, f64) {
     let (mut sm, mut sa, mut smm, mut sma, mut saa) = (0.0, 0.0, 0.0, 0.0, 0.0);
@@ -788,14 +797,8 @@ fn fit_region(
     let mut p1 = c + e * (hi - inset);
     // The window: everything within reach of the starting sweep, ends free to move.
     let reach = 2.0 * r + 8.0 / g.mm_per_px;
-    let (bu0, bu1) = (
-        (p0.x.min(p1.x) - reach).floor().max(0.0) as usize,
-        ((p0.x.max(p1.x) + reach).ceil() as usize + 1).min(w),
-    );
-    let (bv0, bv1) = (
-        (p0.y.min(p1.y) - reach).floor().max(0.0) as usize,
-        ((p0.y.max(p1.y) + reach).ceil() as usize + 1).min(h),
-    );
+    let (bu0, bu1) = pixel_span(p0.x, p1.x, reach, w);
+    let (bv0, bv1) = pixel_span(p0.y, p1.y, reach, h);
     let mut win = Window { pts: Vec::new() };
     for v in bv0..bv1 {
         for u in bu0..bu1 {
@@ -854,14 +857,8 @@ fn fit_region(
     // Over the sweep itself: unseen share, colour off the coin line, the hand.
     let (mut inside, mut unseen, mut core, mut near_hand) = (0, 0, 0, false);
     let (mut off_sum, mut on_sum) = (0.0, 0.0);
-    let (cu0, cu1) = (
-        (p0.x.min(p1.x) - r).floor().max(0.0) as usize,
-        ((p0.x.max(p1.x) + r).ceil() as usize + 1).min(w),
-    );
-    let (cv0, cv1) = (
-        (p0.y.min(p1.y) - r).floor().max(0.0) as usize,
-        ((p0.y.max(p1.y) + r).ceil() as usize + 1).min(h),
-    );
+    let (cu0, cu1) = pixel_span(p0.x, p1.x, r, w);
+    let (cv0, cv1) = pixel_span(p0.y, p1.y, r, h);
     for v in cv0..cv1 {
         for u in cu0..cu1 {
             let p = Vector2::new(u as f64, v as f64);
