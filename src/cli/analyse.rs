@@ -85,8 +85,8 @@ pub struct AnalyseArgs {
     /// (several times slower; to check that skipping still tables loses nothing).
     #[arg(long)]
     pub every_frame: bool,
-    /// Also look for coins too fast to show a rim, as motion-blur streaks (about a
-    /// third more detection work).
+    /// Also look for coins too fast to show a rim, as motion-blur streaks (slower:
+    /// about half as much CPU time again on the bench video).
     #[arg(long)]
     pub streaks: bool,
 }
