@@ -263,7 +263,14 @@ fn start_frame(
         .filter(|(h, t)| t.seen && history[*h].frame > f_ref_seen)
         .map(|(h, t)| (history[*h].frame, t.pose))
         .collect();
-    let k = (0..seen.len()).find(|&k| {
+    // A tag under the hand may be misread away from its pose for a frame or two and
+    // then read at rest again: it left only after its last sighting at rest before
+    // the motion was noticed.
+    let settled = seen
+        .iter()
+        .rposition(|(f, p)| *f <= trigger && !left_pose(cfg, &p_ref, p))
+        .map_or(0, |r| r + 1);
+    let k = (settled..seen.len()).find(|&k| {
         left_pose(cfg, &p_ref, &seen[k].1)
             && seen.get(k + 1).is_none_or(|n| left_pose(cfg, &p_ref, &n.1))
     })?;

@@ -200,3 +200,34 @@ fn a_shots_rows_are_placed_at_the_frame_instants() {
     let unplaced = rows_error(1000);
     assert!(unplaced > 3.0, "the sightings lag by only {unplaced} mm");
 }
+
+/// A fish at rest under the hand, read 4 mm off its pose in two frames shortly
+/// before the flick (and the filter's speed kicked up by it), is not taken to
+/// have started there: it starts after its last sighting at rest.
+#[test]
+fn a_misread_under_the_hand_before_the_flick_does_not_move_the_flick_frame() {
+    for fps in [30.0, 60.0] {
+        let struck = (1.0 * fps) as FrameIdx;
+        // Slides at 600 mm/s with 1.5 m/s² of friction.
+        let slide = move |f: FrameIdx| {
+            let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.4);
+            Pose::fish(500.0 + 600.0 * t - 750.0 * t * t, 300.0, 0.3)
+        };
+        let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, slide);
+        let misread = struck - (0.2 * fps) as FrameIdx;
+        for f in &mut frames[misread as usize..=struck as usize] {
+            let fish = &mut f.items[0];
+            if f.frame < misread + 2 {
+                fish.pose = Pose::fish(fish.pose.x + 4.0, fish.pose.y, 0.3);
+            }
+            fish.velocity_mm_s = Vector::new(60.0, 0.0);
+        }
+        let shots = cut(fps, frames);
+        assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
+        assert!(
+            shots[0].flick_frame.abs_diff(struck) <= 1,
+            "{fps} fps: flick {} vs struck {struck} (misread at {misread})",
+            shots[0].flick_frame
+        );
+    }
+}
