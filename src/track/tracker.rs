@@ -1165,8 +1165,7 @@ impl Tracker {
                 exit: edge_crossing(&cfg.table, t.last_com_on_table, com),
                 evidence: ExitEvidence::SeenOffTable,
             };
-            let fall_vel = t.vel;
-            events.push(t.remove(reason, frame, fall_vel));
+            events.push(t.remove(reason, frame, t.vel));
         }
     }
 
@@ -1271,8 +1270,7 @@ impl Tracker {
                     let t = &mut self.tracks[i];
                     t.hidden_by = None;
                     t.rides = None;
-                    let fall_vel = t.vel;
-                    events.push(t.remove(reason, frame, fall_vel));
+                    events.push(t.remove(reason, frame, t.vel));
                     return;
                 }
                 _ => self.tracks[i].hole_empty_since = None,
@@ -1336,8 +1334,7 @@ impl Tracker {
         };
         if let Some(reason) = removal {
             t.hidden_by = None;
-            let fall_vel = t.vel;
-            events.push(t.remove(reason, frame, fall_vel));
+            events.push(t.remove(reason, frame, t.vel));
             return;
         }
         if crossed {
