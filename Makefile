@@ -5,7 +5,7 @@ CARGO ?= cargo
 # Where cargo puts the binary (a CARGO_TARGET_DIR set in the environment moves it).
 BIN := $(or $(CARGO_TARGET_DIR),target)/release/fishtrack
 
-.PHONY: setup demo test bench lint eval build
+.PHONY: setup demo test bench lint eval eval-foreign build
 
 setup:
 	@scripts/setup
@@ -32,6 +32,17 @@ EVAL_WORK ?= out/eval
 eval: setup
 	$(CARGO) build --release
 	$(BIN) eval --suite eval/suite.json --work $(EVAL_WORK) $(EVAL_ARGS)
+
+# The eye on footage it was not built beside: the clips of another renderer in
+# ../shared/foreign (FOREIGN=… to point elsewhere), analysed with the release
+# binary and scored by that set's own judge.py, printed as a table (a row a clip,
+# then the pooled figures). Records and the judge's JSON lines go to out/foreign.
+FOREIGN ?= ../shared/foreign
+eval-foreign: setup
+	mkdir -p out/foreign
+	$(CARGO) build --release
+	@test -f $(FOREIGN)/judge.py || { echo "eval-foreign: no judge.py in $(FOREIGN) (set FOREIGN=path/to/foreign)" >&2; exit 1; }
+	JUDGE_RECORDS=out/foreign python3 $(FOREIGN)/judge.py run $(BIN) > out/foreign/judge.jsonl; scripts/foreign-table < out/foreign/judge.jsonl
 
 test: setup
 	$(CARGO) test --no-default-features --lib

@@ -318,3 +318,50 @@ fn a_streak_shows_which_way_a_coin_thrown_out_between_two_frames_went() {
         assert_coin_left_near(fps, &dets, true_exit(p0, v0), 3.0);
     }
 }
+
+/// A hand covers a fish at rest with its coin in the hole; under the hand the fish
+/// is flicked away and the coin, unseen, is taken along as riding in the hole. The
+/// fish slides 250 mm and rests; when the hand lifts, the coin is seen exactly where
+/// it lay: it never left that spot (the fish slid out from around it). It is the
+/// same coin, not a stranger, and nothing was lost.
+#[test]
+fn a_coin_seen_again_where_it_lay_after_its_fish_left_stayed_behind() {
+    use super::Occluder;
+    for fps in RATES {
+        let rest = Point::new(500.0, 350.0);
+        let v0 = (2.0 * 2000.0 * 250.0f64).sqrt();
+        let at = |t: f64| {
+            let t = (t - 0.4).max(0.0);
+            advance(rest, Vector::new(v0, 0.0), t, 2000.0).0
+        };
+        let dets: Vec<FrameDetections> = frames(fps, 3.0)
+            .map(|(f, t)| {
+                let hand = (0.25..0.9).contains(&t);
+                let coins = if hand { vec![] } else { vec![rest] };
+                let mut d = frame(f, Some((at(t), 0.0)), &coins);
+                if hand {
+                    d.occluders.push(Occluder::Disc {
+                        center: Point::new(470.0, 350.0),
+                        radius: 45.0,
+                    });
+                }
+                d
+            })
+            .collect();
+        let shots = shots(fps, &dets);
+        let shot = shots
+            .first()
+            .unwrap_or_else(|| panic!("{fps} fps: no shot"));
+        assert!(shot.lost.is_empty(), "{fps} fps: lost {:?}", shot.lost);
+        let coin = shot
+            .end
+            .get(&ItemId::coin(0))
+            .unwrap_or_else(|| panic!("{fps} fps: coin:0 not at rest: {:?}", shot.notes));
+        assert!(
+            (coin.point() - rest).norm() < 2.0,
+            "{fps} fps: coin:0 at {:?}; notes {:?}",
+            coin.point(),
+            shot.notes
+        );
+    }
+}
