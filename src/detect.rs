@@ -16,6 +16,11 @@
 //! - **Exposure**: a moving tag's smear, against its travel since the frame before,
 //!   tells how long the shutter was open ([`FishSighting::exposure_share`]): the
 //!   tracker needs it to place moving items at a frame's instant.
+//! - **Occluders** (a hand, an arm): regions too large for a coin whose colour is
+//!   neither the table's nor a player's, or which changed since the table was seen
+//!   bare there (`background`: a hand can share the table's hue and brightness),
+//!   as discs about a tag's reach wide; no coin is reported under them, and two
+//!   coins lying flat never overlap.
 //!
 //! Uses: model, config, geometry, track (its detection types are this stage's
 //! output), streaks.
@@ -26,6 +31,8 @@ use crate::geometry::{FishFootprint, Point, Table, Vector};
 use crate::model::{FrameIdx, PlayerIdx, Pose};
 use crate::track::{CoinDetection, FishDetection, FrameDetections, Occluder, Streak};
 use nalgebra::Rotation2;
+
+mod background;
 
 /// How a top-down image maps to the table: pixel (u, v) (its centre) shows the table
 /// point `origin_mm + (u, ±v) * mm_per_px` — `−v` when `y_down` (the usual picture
@@ -249,6 +256,9 @@ const GOOD_FIT: f64 = 1.6;
 /// While things move, a best agreement (0..2) below this means a tag smeared past
 /// recognition: placed by its colour's centroid instead.
 const SMEARED_FIT: f64 = 1.4;
+/// The occluder search's coverage of a pixel that is odd only in having changed
+/// since the table was seen bare there (`Detector::detect_occluders`).
+const CHANGED_ONLY: f32 = 0.75;
 /// Players with a bit of their own in `Detector::blocked`.
 const PLAYER_BITS: usize = 6;
 /// `Detector::blocked`: under a found occluder.
@@ -549,6 +559,10 @@ pub struct Detector {
     blur_readings: u32,
     /// The bare table as last seen, for the streak search.
     streak_memory: crate::streaks::StreakMemory,
+    /// The bare table as last seen, pixel by pixel, for the occluder search.
+    table_memory: background::TableMemory,
+    /// Scratch: which pixels the table memory may learn from.
+    bare_scratch: Vec<u8>,
 }
 
 /// The colour of a surface: chroma and mean grey.
@@ -632,6 +646,8 @@ impl Detector {
             blur_candidates: 0,
             blur_readings: 0,
             streak_memory: Default::default(),
+            table_memory: Default::default(),
+            bare_scratch: Vec::new(),
         }
     }
 
@@ -687,8 +703,9 @@ impl Detector {
             self.looks_known = true;
         }
         let table_chroma = self.table_look.chroma;
+        let memory = self.table_memory.compare(view, &self.on_table);
         let mut sightings = Sightings {
-            occluders: self.detect_occluders(&g, table_chroma),
+            occluders: self.detect_occluders(&g, table_chroma, view, memory.as_ref()),
             ..Default::default()
         };
         self.player_coverages(&g, table_chroma);
@@ -717,7 +734,48 @@ impl Detector {
         self.learn_coin_look(&g, &sightings);
         let streaks = self.coin_streaks(view, &sightings);
         sightings.coins.extend(streaks);
+        self.remember_bare_table(view, memory.as_ref(), &sightings);
         sightings
+    }
+
+    /// Remembers the table where this view shows it bare: on the table, no odd or
+    /// changed colour (`coverage`, the occluder search's), no player's colour, no coin.
+    fn remember_bare_table(
+        &mut self,
+        view: &TopView,
+        memory: Option<&background::Comparison>,
+        seen: &Sightings,
+    ) {
+        let g = view.grid;
+        let n = g.width * g.height;
+        // 0: something found over it, 1: free but odd, 2: free and like the table.
+        let bare = &mut self.bare_scratch;
+        bare.clear();
+        bare.extend((0..n).map(|i| {
+            let free = self.blocked.get(i).is_none_or(|b| *b & !OCCLUDED == 0);
+            let like_table = self.coverage.get(i).is_some_and(|c| *c < 1.0);
+            u8::from(free) * (1 + u8::from(like_table))
+        }));
+        let r = (self.coin_radius + 2.0) / g.mm_per_px;
+        for c in &seen.coins {
+            let (cu, cv) = g.px_from_table(c.pt_in_table);
+            let (u0, u1) = (
+                (cu - r).floor().max(0.0) as usize,
+                (cu + r).ceil().max(0.0) as usize,
+            );
+            let (v0, v1) = (
+                (cv - r).floor().max(0.0) as usize,
+                (cv + r).ceil().max(0.0) as usize,
+            );
+            for v in v0..=v1.min(g.height.saturating_sub(1)) {
+                for u in u0..=u1.min(g.width.saturating_sub(1)) {
+                    bare[v * g.width + u] = 0;
+                }
+            }
+        }
+        let bare = &self.bare_scratch;
+        self.table_memory
+            .remember(view, memory, |i| (bare[i] > 0).then_some(bare[i] == 2));
     }
 
     /// The median look of the table (or of the floor seen around it; black pixels
@@ -1598,7 +1656,13 @@ impl Detector {
 
     /// Regions on or over the table whose colour is neither the table's nor a
     /// player's, too large for a coin, and not a tag already found.
-    fn detect_occluders(&mut self, g: &TopGrid, table: [f64; 2]) -> Vec<(Point, f64)> {
+    fn detect_occluders(
+        &mut self,
+        g: &TopGrid,
+        table: [f64; 2],
+        view: &TopView,
+        memory: Option<&background::Comparison>,
+    ) -> Vec<(Point, f64)> {
         let n = g.width * g.height;
         self.coverage.resize(n, 0.0);
         self.hidden.clear();
@@ -1610,7 +1674,11 @@ impl Detector {
         let off = self.config.chroma_off_line;
         for i in 0..n {
             if !self.on_table[i] {
-                self.coverage[i] = 0.0;
+                // Beyond the edge (the floor, the table's side) only what changed since
+                // it was seen bare counts: an arm reaching over the edge, not the
+                // scenery's own colours.
+                let changed = memory.is_some_and(|m| self.table_memory.changed(view, m, i));
+                self.coverage[i] = if changed { CHANGED_ONLY } else { 0.0 };
                 continue;
             }
             let c = self.chroma[i];
@@ -1621,13 +1689,19 @@ impl Detector {
             let odd_brightness = !(0.35..=1.4).contains(&ratio);
             // Only an odd pixel needs the players' colours (most are plain table).
             let odd = dt2 > 2.25 * off * off || odd_brightness;
-            self.coverage[i] = if odd
+            let changed = !odd && memory.is_some_and(|m| self.table_memory.changed(view, m, i));
+            self.coverage[i] = if (odd || changed)
                 && !self
                     .players
                     .iter()
                     .any(|p| dist2(c64, *p) < 4.0 * off * off)
             {
-                1.0
+                // Odd in colour, or only changed since the table was seen bare.
+                if odd {
+                    1.0
+                } else {
+                    CHANGED_ONLY
+                }
             } else {
                 0.0
             };
@@ -1636,20 +1710,32 @@ impl Detector {
         let px_area = g.mm_per_px * g.mm_per_px;
         let coin_area = std::f64::consts::PI * self.coin_radius * self.coin_radius;
         let mut out = Vec::new();
-        for b in blobs
+        let labels = &self.labels;
+        let coverage = &self.coverage;
+        // A region seen only as changed from the bare table must be larger than a
+        // tag to be a hand: a tag or a coin that moved leaves its shadow's or its
+        // own ghost behind, never more.
+        let odd_count = |b: &Blob| {
+            (b.v0..=b.v1)
+                .flat_map(|v| (b.u0..=b.u1).map(move |u| v * g.width + u))
+                .filter(|&i| labels[i] == b.label && coverage[i] == 1.0)
+                .count()
+        };
+        let tag_area = self.template.area;
+        let large: Vec<&Blob> = blobs
             .iter()
             .filter(|b| b.count as f64 * px_area > 4.0 * coin_area)
-        {
+            .filter(|b| {
+                b.count as f64 * px_area > tag_area
+                    || odd_count(b) as f64 * px_area > 4.0 * coin_area
+            })
+            .collect();
+        for b in large {
             let center = g.table_from_px(b.cx, b.cy);
             if self.table.signed_distance(center) < -self.footprint.reach() {
                 continue; // Wholly over the floor: nothing on the table is hidden.
             }
-            let corners = [(b.u0, b.v0), (b.u1, b.v0), (b.u0, b.v1), (b.u1, b.v1)];
-            let radius = corners
-                .iter()
-                .map(|&(u, v)| (g.table_from_px(u as f64, v as f64) - center).norm())
-                .fold(0.0, f64::max);
-            out.push((center, radius + g.mm_per_px));
+            out.extend(self.occluder_discs(g, b));
             // Mark the blob, grown by two pixels, as hidden.
             for v in b.v0..=b.v1 {
                 for u in b.u0..=b.u1 {
@@ -1666,6 +1752,39 @@ impl Detector {
             }
         }
         out
+    }
+
+    /// Discs that together cover an occluder's blob. A hand is about a tag across
+    /// and one disc holds it; an arm reaching over the table is long and thin, and
+    /// one disc around it would hide half the table: it is cut into cells about two
+    /// tags' reach wide, a disc around the blob's pixels in each.
+    fn occluder_discs(&self, g: &TopGrid, b: &Blob) -> Vec<(Point, f64)> {
+        let cell = ((2.0 * self.footprint.reach() / g.mm_per_px).ceil() as usize).max(1);
+        let (cols, rows) = ((b.u1 - b.u0) / cell + 1, (b.v1 - b.v0) / cell + 1);
+        // Per cell: the bounding box of the blob's pixels in it.
+        let mut boxes = vec![None::<(usize, usize, usize, usize)>; cols * rows];
+        for v in b.v0..=b.v1 {
+            for u in b.u0..=b.u1 {
+                if self.labels[v * g.width + u] != b.label {
+                    continue;
+                }
+                let k = ((v - b.v0) / cell) * cols + (u - b.u0) / cell;
+                boxes[k] = Some(match boxes[k] {
+                    None => (u, u, v, v),
+                    Some((u0, u1, v0, v1)) => (u0.min(u), u1.max(u), v0.min(v), v1.max(v)),
+                });
+            }
+        }
+        boxes
+            .into_iter()
+            .flatten()
+            .map(|(u0, u1, v0, v1)| {
+                let a = g.table_from_px(u0 as f64, v0 as f64);
+                let z = g.table_from_px(u1 as f64, v1 as f64);
+                let center = Point::from((a.coords + z.coords) / 2.0);
+                (center, (z - a).norm() / 2.0 + g.mm_per_px)
+            })
+            .collect()
     }
 
     fn detect_coins(
@@ -1795,6 +1914,19 @@ impl Detector {
         let (clear_in, clear_out) = (apart * apart * (1.0 - 1e-9), apart * apart * (1.0 + 1e-9));
         // How far a fit can move a centre (plus a hair for rounding).
         let fit_shift_mm = 2.0 * Self::FIT_BANDS_PX.iter().sum::<f64>() * g.mm_per_px + 1e-6;
+        // Under a hand (the occluders' pixels, grown a little), whatever circle the
+        // fit finds is a finger or a knuckle, not a coin that can be seen.
+        let hidden = &self.hidden;
+        let any_hidden = self.any_hidden;
+        let hidden_at = |u: f64, v: f64| {
+            let (u, v) = (u.round(), v.round());
+            any_hidden
+                && u >= 0.0
+                && v >= 0.0
+                && (u as usize) < w
+                && (v as usize) < h
+                && hidden[v as usize * w + u as usize] > 0.0
+        };
         for &(_, u, v) in &peaks {
             if taken.iter().any(|&(tu, tv)| {
                 let (du, dv) = (tu - u as f64, tv - v as f64);
@@ -1806,9 +1938,10 @@ impl Detector {
             taken.push((u as f64, v as f64));
             // Deep under a hand, whatever circle the fit finds there is dropped below.
             let at = g.table_from_px(u as f64, v as f64);
-            if occluders
-                .iter()
-                .any(|(center, radius)| (at - center).norm() < *radius - fit_shift_mm)
+            if hidden_at(u as f64, v as f64)
+                || occluders
+                    .iter()
+                    .any(|(center, radius)| (at - center).norm() < *radius - fit_shift_mm)
             {
                 continue;
             }
@@ -1826,16 +1959,20 @@ impl Detector {
                 let covered = placed
                     .iter()
                     .any(|f| crate::geometry::fish_disc_overlap(f, &disc, -1.5));
-                let under_hand = occluders
-                    .iter()
-                    .any(|(center, radius)| (c.pt_in_table - center).norm() < *radius);
+                let (hu, hv) = g.px_from_table(c.pt_in_table);
+                let under_hand = hidden_at(hu, hv)
+                    || occluders
+                        .iter()
+                        .any(|(center, radius)| (c.pt_in_table - center).norm() < *radius);
                 // Circles beyond the edge are kept: a coin seen falling there is the
                 // tracker's evidence that it left the table.
                 if !covered
                     && !under_hand
-                    && !coins
-                        .iter()
-                        .any(|o| (o.pt_in_table - c.pt_in_table).norm() < self.coin_radius)
+                    && !coins.iter().any(|o| {
+                        // Two coins lying flat cannot overlap: a second circle this
+                        // near a found one is the same coin's rim or its hole's.
+                        (o.pt_in_table - c.pt_in_table).norm() < 1.6 * self.coin_radius
+                    })
                 {
                     coins.push(c);
                 }
@@ -2414,5 +2551,58 @@ mod tests {
             "{f:?}"
         );
         assert!(s.coins.is_empty(), "{s:?}");
+    }
+
+    /// A hand the colour of the table (skin over light wood) is no odd colour, but
+    /// it is not the table seen before it came: it is found as an occluder, and the
+    /// knuckle-sized circles on it are no coins. A coin beside it is still seen.
+    #[test]
+    fn a_hand_coloured_like_the_table_is_an_occluder_seen_by_what_changed() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let red = [200, 30, 40];
+        let fish = [(Pose::fish(60.0, 60.0, 0.3), red)];
+        let coin = Point::new(220.0, 150.0);
+        let bare = draw(&grid, &items, &fish, &[coin], None);
+        let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
+        let view = |rgb| TopView {
+            grid,
+            rgb,
+            bgr: false,
+        };
+        let first = det.detect(&view(&bare));
+        assert!(first.occluders.is_empty(), "{first:?}");
+        // A palm and four fingertips, a little lighter than the wood beneath, with
+        // the wood's own hue: the colour tests alone pass it as table.
+        let mut hand = bare.clone();
+        let palm = Point::new(150.0, 90.0);
+        let tips: Vec<Point> = (0..4)
+            .map(|k| Point::new(125.0 + 16.0 * k as f64, 135.0))
+            .collect();
+        for v in 0..grid.height {
+            for u in 0..grid.width {
+                let p = grid.table_from_px(u as f64, v as f64);
+                let on_hand = (p - palm).norm() < 35.0
+                    || tips.iter().any(|t| {
+                        (p - t).norm() < items.coin.radius
+                            || ((p.x - t.x).abs() < items.coin.radius && p.y < t.y && p.y > palm.y)
+                    });
+                if on_hand {
+                    let i = (v * grid.width + u) * 3;
+                    for k in 0..3 {
+                        hand[i + k] = (hand[i + k] as f64 * 1.2).min(255.0) as u8;
+                    }
+                }
+            }
+        }
+        let s = det.detect(&view(&hand));
+        assert!(
+            s.occluders.iter().any(|(c, r)| (c - palm).norm() < *r),
+            "the hand is not an occluder: {s:?}"
+        );
+        assert_eq!(s.coins.len(), 1, "{s:?}");
+        assert!((s.coins[0].pt_in_table - coin).norm() < 1.0, "{s:?}");
+        assert_eq!(s.fish.len(), 1, "{s:?}");
     }
 }

@@ -1,0 +1,226 @@
+//! The bare table as last seen, pixel by pixel: what a hand or an arm changes,
+//! whatever its colour. A hand can share the table's hue and brightness (skin on
+//! light wood), so the colour tests of the occluder search miss it; against the
+//! table remembered at the same pixel it stands out. Items found in a frame, and
+//! pixels that were never seen bare, are not remembered; the camera's exposure and
+//! white balance drift is taken out by a per-channel gain before comparing, and the
+//! threshold follows the noise measured in the same frame.
+
+use super::{TopGrid, TopView};
+
+/// A pixel differs from the remembered table when some channel, after the gain,
+/// differs by more than this many noise sigmas …
+const CHANGE_SIGMAS: f32 = 5.0;
+/// … and by at least this many grey levels (compression blocks, fine grain).
+const CHANGE_MIN_LEVELS: f32 = 14.0;
+/// When more than this share of the remembered pixels changed at once, the scene is
+/// new (the camera moved, the light changed): memory starts again.
+const NEW_SCENE_SHARE: f64 = 0.4;
+/// How fast a remembered pixel follows a bare table that drifts (share per frame).
+const FOLLOW: f32 = 0.1;
+/// A changed pixel that has stayed as it is for this many looks, with nothing found
+/// over it, is the table now (a shadow that moved with an item, light that changed):
+/// a hand is never that still for so long while it plays.
+const ABSORB_LOOKS: u16 = 30;
+
+/// The bare table remembered on a top-view grid.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TableMemory {
+    grid: Option<TopGrid>,
+    rgb: Vec<[f32; 3]>,
+    valid: Vec<bool>,
+    /// Each pixel as last looked at, and for how many looks it has stayed so.
+    last: Vec<[f32; 3]>,
+    still_for: Vec<u16>,
+}
+
+/// How one view compares with the memory.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Comparison {
+    /// Where the view's pixel (0, 0) lies in the remembered grid.
+    offset: (usize, usize),
+    /// Per channel: the view's level over the remembered one (exposure drift).
+    gain: [f32; 3],
+    /// A channel that differs by more than this has changed.
+    threshold: f32,
+}
+
+fn rgb_of(view: &TopView, i: usize) -> [f32; 3] {
+    let p = &view.rgb[3 * i..3 * i + 3];
+    let (r, g, b) = if view.bgr {
+        (p[2], p[1], p[0])
+    } else {
+        (p[0], p[1], p[2])
+    };
+    [r as f32, g as f32, b as f32]
+}
+
+fn median(v: &mut [f32]) -> Option<f32> {
+    if v.is_empty() {
+        return None;
+    }
+    let k = v.len() / 2;
+    let (_, m, _) = v.select_nth_unstable_by(k, f32::total_cmp);
+    Some(*m)
+}
+
+impl TableMemory {
+    /// Where pixel (0, 0) of a view lies in the remembered grid, if the view lies
+    /// wholly inside it on the same pixels.
+    fn offset(&self, g: &TopGrid) -> Option<(usize, usize)> {
+        let m = self.grid.as_ref()?;
+        if (m.mm_per_px - g.mm_per_px).abs() > 1e-9 * m.mm_per_px || m.y_down != g.y_down {
+            return None;
+        }
+        let (u, v) = m.px_from_table(g.origin_mm);
+        let (ur, vr) = (u.round(), v.round());
+        if (u - ur).abs() > 0.01 || (v - vr).abs() > 0.01 || ur < 0.0 || vr < 0.0 {
+            return None;
+        }
+        let (u, v) = (ur as usize, vr as usize);
+        (u + g.width <= m.width && v + g.height <= m.height).then_some((u, v))
+    }
+
+    /// Compares a view with the memory: `None` while nothing under it is known.
+    /// `on_table` marks the view's pixels on the table top.
+    pub(crate) fn compare(&mut self, view: &TopView, on_table: &[bool]) -> Option<Comparison> {
+        let g = view.grid;
+        let offset = self.offset(&g)?;
+        let m = self.grid?;
+        let mut ratios: [Vec<f32>; 3] = Default::default();
+        let mut pairs = Vec::new();
+        for v in (0..g.height).step_by(3) {
+            for u in (0..g.width).step_by(3) {
+                let i = v * g.width + u;
+                let j = (v + offset.1) * m.width + u + offset.0;
+                if !on_table[i] || !self.valid[j] {
+                    continue;
+                }
+                let now = rgb_of(view, i);
+                let then = self.rgb[j];
+                for c in 0..3 {
+                    if then[c] > 8.0 {
+                        ratios[c].push(now[c] / then[c]);
+                    }
+                }
+                pairs.push((now, then));
+            }
+        }
+        // Too little of the view known to judge its exposure by.
+        if pairs.len() < 200 {
+            return None;
+        }
+        let mut gain = [1.0f32; 3];
+        for c in 0..3 {
+            gain[c] = median(&mut ratios[c]).unwrap_or(1.0);
+        }
+        let mut diffs: Vec<f32> = pairs
+            .iter()
+            .map(|(now, then)| {
+                (0..3)
+                    .map(|c| (now[c] - gain[c] * then[c]).abs())
+                    .fold(0.0, f32::max)
+            })
+            .collect();
+        // The largest of three channels' absolute differences: its median is about
+        // 1.5 sigma of one channel's noise.
+        let sigma = median(&mut diffs).unwrap_or(0.0) / 1.5;
+        let threshold = (CHANGE_SIGMAS * sigma).max(CHANGE_MIN_LEVELS);
+        let changed = diffs.iter().filter(|d| **d > threshold).count();
+        if changed as f64 > NEW_SCENE_SHARE * diffs.len() as f64 {
+            self.grid = None;
+            return None;
+        }
+        Some(Comparison {
+            offset,
+            gain,
+            threshold,
+        })
+    }
+
+    /// Whether pixel `i` of the view differs from the table remembered there (false
+    /// where nothing is remembered).
+    pub(crate) fn changed(&self, view: &TopView, c: &Comparison, i: usize) -> bool {
+        let Some(m) = self.grid.as_ref() else {
+            return false;
+        };
+        let g = view.grid;
+        let (u, v) = (i % g.width, i / g.width);
+        let j = (v + c.offset.1) * m.width + u + c.offset.0;
+        if !self.valid[j] {
+            return false;
+        }
+        let now = rgb_of(view, i);
+        let then = self.rgb[j];
+        (0..3).any(|k| (now[k] - c.gain[k] * then[k]).abs() > c.threshold)
+    }
+
+    /// Remembers the bare table in a view. `free(i)` is `None` where something was
+    /// found over pixel `i` (or it is off the table), else whether its colour looks
+    /// like the table's. A free pixel never remembered is remembered when it looks
+    /// like the table; a remembered one follows slow drift while unchanged, and is
+    /// replaced once it has changed and stayed still for [`ABSORB_LOOKS`] looks.
+    /// A first view, or a larger one than remembered, starts the memory.
+    pub(crate) fn remember(
+        &mut self,
+        view: &TopView,
+        comparison: Option<&Comparison>,
+        free: impl Fn(usize) -> Option<bool>,
+    ) {
+        let g = view.grid;
+        let n = g.width * g.height;
+        if view.rgb.len() < 3 * n {
+            return;
+        }
+        let larger = self
+            .grid
+            .is_none_or(|m| g.width * g.height > m.width * m.height);
+        if self.offset(&g).is_none() && larger {
+            self.grid = Some(g);
+            self.rgb = vec![[0.0; 3]; n];
+            self.valid = vec![false; n];
+            self.last = vec![[0.0; 3]; n];
+            self.still_for = vec![0; n];
+        }
+        let (Some(offset), Some(m)) = (self.offset(&g), self.grid) else {
+            return;
+        };
+        let threshold = comparison.map_or(CHANGE_MIN_LEVELS, |c| c.threshold);
+        for i in 0..n {
+            let (u, v) = (i % g.width, i / g.width);
+            let j = (v + offset.1) * m.width + u + offset.0;
+            let now = rgb_of(view, i);
+            let still = (0..3).all(|k| (now[k] - self.last[j][k]).abs() <= threshold);
+            self.still_for[j] = if still {
+                self.still_for[j].saturating_add(1)
+            } else {
+                0
+            };
+            self.last[j] = now;
+            let Some(table_like) = free(i) else {
+                continue;
+            };
+            if !self.valid[j] {
+                if table_like {
+                    self.rgb[j] = now;
+                    self.valid[j] = true;
+                }
+                continue;
+            }
+            let Some(c) = comparison else {
+                continue;
+            };
+            let then = self.rgb[j];
+            let own = |k: usize| now[k] / c.gain[k].max(1e-3);
+            if (0..3).any(|k| (now[k] - c.gain[k] * then[k]).abs() > c.threshold) {
+                if self.still_for[j] >= ABSORB_LOOKS {
+                    self.rgb[j] = [own(0), own(1), own(2)];
+                }
+                continue;
+            }
+            for (k, m) in self.rgb[j].iter_mut().enumerate() {
+                *m += FOLLOW * (own(k) - then[k]);
+            }
+        }
+    }
+}
