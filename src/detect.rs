@@ -78,6 +78,23 @@ impl TopGrid {
         let d = (p - self.origin_mm) / self.mm_per_px;
         (d.x, d.y * self.sign_y())
     }
+
+    /// Where pixel (0, 0) of `part` lies in this grid, if `part` lies wholly inside
+    /// it on the same pixels (a part of the view cut from the whole).
+    pub fn offset_of(&self, part: &TopGrid) -> Option<(usize, usize)> {
+        if (self.mm_per_px - part.mm_per_px).abs() > 1e-9 * self.mm_per_px
+            || self.y_down != part.y_down
+        {
+            return None;
+        }
+        let (u, v) = self.px_from_table(part.origin_mm);
+        let (ur, vr) = (u.round(), v.round());
+        if (u - ur).abs() > 0.01 || (v - vr).abs() > 0.01 || ur < 0.0 || vr < 0.0 {
+            return None;
+        }
+        let (u, v) = (ur as usize, vr as usize);
+        (u + part.width <= self.width && v + part.height <= self.height).then_some((u, v))
+    }
 }
 
 /// A top-down colour image (row-major, 3 bytes a pixel) with its grid.
@@ -583,7 +600,7 @@ impl Look {
 }
 
 /// The median of a sample (reordered in place), `None` when it is empty.
-fn median_of(v: &mut [f32]) -> Option<f32> {
+pub(crate) fn median_of(v: &mut [f32]) -> Option<f32> {
     if v.is_empty() {
         return None;
     }

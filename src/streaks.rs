@@ -196,17 +196,7 @@ impl StreakMemory {
     /// Where pixel (0, 0) of a view lies in the remembered grid, if the view lies
     /// wholly inside it on the same pixels.
     fn offset(&self, g: &TopGrid) -> Option<(usize, usize)> {
-        let m = self.grid.as_ref()?;
-        if (m.mm_per_px - g.mm_per_px).abs() > 1e-9 * m.mm_per_px || m.y_down != g.y_down {
-            return None;
-        }
-        let (u, v) = m.px_from_table(g.origin_mm);
-        let (ur, vr) = (u.round(), v.round());
-        if (u - ur).abs() > 0.01 || (v - vr).abs() > 0.01 || ur < 0.0 || vr < 0.0 {
-            return None;
-        }
-        let (u, v) = (ur as usize, vr as usize);
-        (u + g.width <= m.width && v + g.height <= m.height).then_some((u, v))
+        self.grid.as_ref()?.offset_of(g)
     }
 
     /// The streaks in one view, read against what the table looked like before;

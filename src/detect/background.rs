@@ -6,7 +6,7 @@
 //! white balance drift is taken out by a per-channel gain before comparing, and the
 //! threshold follows the noise measured in the same frame.
 
-use super::{TopGrid, TopView};
+use super::{median_of, TopGrid, TopView};
 
 /// A pixel differs from the remembered table when some channel, after the gain,
 /// differs by more than this many noise sigmas …
@@ -55,30 +55,11 @@ fn rgb_of(view: &TopView, i: usize) -> [f32; 3] {
     [r as f32, g as f32, b as f32]
 }
 
-fn median(v: &mut [f32]) -> Option<f32> {
-    if v.is_empty() {
-        return None;
-    }
-    let k = v.len() / 2;
-    let (_, m, _) = v.select_nth_unstable_by(k, f32::total_cmp);
-    Some(*m)
-}
-
 impl TableMemory {
     /// Where pixel (0, 0) of a view lies in the remembered grid, if the view lies
     /// wholly inside it on the same pixels.
     fn offset(&self, g: &TopGrid) -> Option<(usize, usize)> {
-        let m = self.grid.as_ref()?;
-        if (m.mm_per_px - g.mm_per_px).abs() > 1e-9 * m.mm_per_px || m.y_down != g.y_down {
-            return None;
-        }
-        let (u, v) = m.px_from_table(g.origin_mm);
-        let (ur, vr) = (u.round(), v.round());
-        if (u - ur).abs() > 0.01 || (v - vr).abs() > 0.01 || ur < 0.0 || vr < 0.0 {
-            return None;
-        }
-        let (u, v) = (ur as usize, vr as usize);
-        (u + g.width <= m.width && v + g.height <= m.height).then_some((u, v))
+        self.grid.as_ref()?.offset_of(g)
     }
 
     /// Compares a view with the memory: `None` while nothing under it is known.
@@ -112,7 +93,7 @@ impl TableMemory {
         }
         let mut gain = [1.0f32; 3];
         for c in 0..3 {
-            gain[c] = median(&mut ratios[c]).unwrap_or(1.0);
+            gain[c] = median_of(&mut ratios[c]).unwrap_or(1.0);
         }
         let mut diffs: Vec<f32> = pairs
             .iter()
@@ -124,7 +105,7 @@ impl TableMemory {
             .collect();
         // The largest of three channels' absolute differences: its median is about
         // 1.5 sigma of one channel's noise.
-        let sigma = median(&mut diffs).unwrap_or(0.0) / 1.5;
+        let sigma = median_of(&mut diffs).unwrap_or(0.0) / 1.5;
         let threshold = (CHANGE_SIGMAS * sigma).max(CHANGE_MIN_LEVELS);
         let changed = diffs.iter().filter(|d| **d > threshold).count();
         if changed as f64 > NEW_SCENE_SHARE * diffs.len() as f64 {
