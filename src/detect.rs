@@ -1867,21 +1867,28 @@ impl Detector {
                     .collect()
             })
             .collect();
+        // Nor are the table's own edges: its border against the floor or its side
+        // face drew coin-sized circles with whatever texture or corner lay beside
+        // it (phantom coins along the edge and in the corners, then named after a
+        // real coin that went unseen). A coin overhanging the edge keeps the rest
+        // of its rim.
+        let table = &self.table;
         edges.retain(|&(u, v, _, _)| {
             let p = g.table_from_px(u as f64, v as f64);
-            !placed.iter().zip(&segments).any(|(f, segments)| {
-                let dh = (p - f.hole.center).norm();
-                // The outline's distance below `near_mm`: some segment's is.
-                dh < f.reach + near_mm
-                    && segments.iter().any(|&(a, b, lo, hi)| {
-                        p.x >= lo.x
-                            && p.x <= hi.x
-                            && p.y >= lo.y
-                            && p.y <= hi.y
-                            && (p - crate::geometry::table::closest_on_segment(p, a, b)).norm()
-                                < near_mm
-                    })
-            })
+            table.signed_distance(p).abs() >= near_mm
+                && !placed.iter().zip(&segments).any(|(f, segments)| {
+                    let dh = (p - f.hole.center).norm();
+                    // The outline's distance below `near_mm`: some segment's is.
+                    dh < f.reach + near_mm
+                        && segments.iter().any(|&(a, b, lo, hi)| {
+                            p.x >= lo.x
+                                && p.x <= hi.x
+                                && p.y >= lo.y
+                                && p.y <= hi.y
+                                && (p - crate::geometry::table::closest_on_segment(p, a, b)).norm()
+                                    < near_mm
+                        })
+                })
         });
         // Vote for centres at the coin radius along both gradient directions.
         self.votes.clear();
@@ -2621,5 +2628,65 @@ mod tests {
         assert_eq!(s.coins.len(), 1, "{s:?}");
         assert!((s.coins[0].pt_in_table - coin).norm() < 1.0, "{s:?}");
         assert_eq!(s.fish.len(), 1, "{s:?}");
+    }
+
+    /// The table's edge seen from an angle: its side face a dark band about a coin
+    /// across beyond the edge, a light floor past it, a corner. Circles drawn by
+    /// those lines (the foreign clips' phantom coins along the edge and in the
+    /// corners) are no coins; a coin overhanging the edge still is.
+    #[test]
+    fn the_tables_edge_and_side_face_draw_no_coins() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 30.0);
+        let r = items.coin.radius;
+        let coin = Point::new(150.0, 3.0);
+        let mut rgb = vec![0u8; grid.width * grid.height * 3];
+        let ss = 4;
+        for v in 0..grid.height {
+            for u in 0..grid.width {
+                let mut acc = [0.0f64; 3];
+                for sy in 0..ss {
+                    for sx in 0..ss {
+                        let pu = u as f64 - 0.5 + (sx as f64 + 0.5) / ss as f64;
+                        let pv = v as f64 - 0.5 + (sy as f64 + 0.5) / ss as f64;
+                        let p = grid.table_from_px(pu, pv);
+                        let beyond = -table.signed_distance(p);
+                        let grain = 10.0 * (p.y * 0.4 + (p.x * 0.07).sin() * 2.0).sin();
+                        let mut c = if beyond <= 0.0 {
+                            [170.0 + grain, 120.0 + grain * 0.8, 75.0 + grain * 0.5]
+                        } else if beyond < 2.0 * r - 1.0 {
+                            [70.0, 45.0, 30.0]
+                        } else {
+                            [200.0, 200.0, 205.0]
+                        };
+                        if (p - coin).norm() < r {
+                            c = [235.0, 175.0, 110.0];
+                        }
+                        for k in 0..3 {
+                            acc[k] += c[k];
+                        }
+                    }
+                }
+                for k in 0..3 {
+                    rgb[(v * grid.width + u) * 3 + k] = (acc[k] / (ss * ss) as f64) as u8;
+                }
+            }
+        }
+        let red = [200, 30, 40];
+        let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
+        let s = det.detect(&TopView {
+            grid,
+            rgb: &rgb,
+            bgr: false,
+        });
+        let phantoms: Vec<_> = s
+            .coins
+            .iter()
+            .filter(|c| (c.pt_in_table - coin).norm() > 1.5)
+            .map(|c| c.pt_in_table)
+            .collect();
+        assert!(phantoms.is_empty(), "coins where none lies: {phantoms:?}");
+        assert_eq!(s.coins.len(), 1, "the overhanging coin: {s:?}");
     }
 }
