@@ -231,3 +231,38 @@ fn a_misread_under_the_hand_before_the_flick_does_not_move_the_flick_frame() {
         );
     }
 }
+
+/// A fish under the approaching hand, misread about its pose every frame for a
+/// while before the flick (one way, then the other: 11 mm, then 16 mm back, as on
+/// another renderer's footage), and never read at rest again before it is struck:
+/// it starts where it leaves along one path, not at the first misread (the old
+/// rule gave frame 17 of 30 here).
+#[test]
+fn scattered_misreads_under_the_hand_do_not_start_the_shot() {
+    for fps in [30.0, 60.0] {
+        let struck = (1.0 * fps) as FrameIdx;
+        let slide = move |f: FrameIdx| {
+            let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.4);
+            Pose::fish(500.0 + 600.0 * t - 750.0 * t * t, 300.0, 0.3)
+        };
+        let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, slide);
+        let misread = struck - (0.4 * fps) as FrameIdx;
+        for f in &mut frames[misread as usize..struck as usize] {
+            let fish = &mut f.items[0];
+            let dx = if (f.frame - misread) % 2 == 0 {
+                11.0
+            } else {
+                -16.0
+            };
+            fish.pose = Pose::fish(500.0 + dx, 300.0 + 0.3 * dx, 0.3);
+            fish.velocity_mm_s = Vector::new(80.0, 0.0);
+        }
+        let shots = cut(fps, frames);
+        assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
+        assert!(
+            shots[0].flick_frame.abs_diff(struck) <= 1,
+            "{fps} fps: flick {} vs struck {struck} (misreads from {misread})",
+            shots[0].flick_frame
+        );
+    }
+}
