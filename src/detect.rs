@@ -12,7 +12,7 @@
 //! - **Coins**: a gradient Hough transform for the known coin radius, peaks refined
 //!   by a least-squares circle fit to the edge pixels around them; with
 //!   [`DetectorConfig::coin_streaks`], coins too fast for a rim as blur streaks
-//!   (`crate::streaks`, which reads this module's views).
+//!   ([`streaks`], which reads this module's views).
 //! - **Exposure**: a moving tag's smear, against its travel since the frame before,
 //!   tells how long the shutter was open ([`FishSighting::exposure_share`]): the
 //!   tracker needs it to place moving items at a frame's instant.
@@ -23,7 +23,7 @@
 //!   coins lying flat never overlap.
 //!
 //! Uses: model, config, geometry, track (its detection types are this stage's
-//! output), streaks.
+//! output).
 
 use crate::config::Items;
 use crate::geometry::table::closest_on_segment;
@@ -33,6 +33,7 @@ use crate::track::{CoinDetection, FishDetection, FrameDetections, Occluder, Stre
 use nalgebra::Rotation2;
 
 mod background;
+pub mod streaks;
 
 /// How a top-down image maps to the table: pixel (u, v) (its centre) shows the table
 /// point `origin_mm + (u, ±v) * mm_per_px` — `−v` when `y_down` (the usual picture
@@ -130,7 +131,7 @@ pub struct CoinSighting {
     /// Fraction of the rim seen as an edge, 0..1 (for a streak: the fit's confidence).
     pub rim_seen: f64,
     /// Seen only as a motion-blur streak: the segment its centre swept during the
-    /// exposure (`pt_in_table` is its midpoint). See [`crate::streaks`].
+    /// exposure (`pt_in_table` is its midpoint). See [`streaks`].
     pub streak: Option<Streak>,
 }
 
@@ -328,7 +329,7 @@ pub struct DetectorConfig {
     /// Smallest fraction of a coin's rim that must be seen.
     pub min_rim_seen: f64,
     /// Also look for coins too fast for a rim, as motion-blur streaks
-    /// ([`crate::streaks`]). Off by default: it costs about a third more detection
+    /// ([`streaks`]). Off by default: it costs about a third more detection
     /// work (1.3 CPU-s on the 388-frame bench video) for little the evaluation set
     /// shows (a lost coin's exit point a little nearer).
     pub coin_streaks: bool,
@@ -575,7 +576,7 @@ pub struct Detector {
     blur_candidates: u32,
     blur_readings: u32,
     /// The bare table as last seen, for the streak search.
-    streak_memory: crate::streaks::StreakMemory,
+    streak_memory: streaks::StreakMemory,
     /// The bare table as last seen, pixel by pixel, for the occluder search.
     table_memory: background::TableMemory,
     /// Scratch: which pixels the table memory may learn from.
@@ -897,7 +898,7 @@ impl Detector {
             .iter()
             .map(|c| crate::geometry::Disc::new(c.pt_in_table, c.radius_mm))
             .collect();
-        let scene = crate::streaks::StreakScene {
+        let scene = streaks::StreakScene {
             view,
             on_table: &self.on_table,
             hidden: &self.hidden,
@@ -911,7 +912,7 @@ impl Detector {
             coins: &coins,
         };
         self.streak_memory
-            .find(&scene, &crate::streaks::StreakConfig::default())
+            .find(&scene, &streaks::StreakConfig::default())
             .into_iter()
             .map(|s| CoinSighting {
                 pt_in_table: s.midpoint(),
