@@ -4,9 +4,13 @@
 //! table remembered at the same pixel it stands out. Items found in a frame, and
 //! pixels that were never seen bare, are not remembered; the camera's exposure and
 //! white balance drift is taken out by a per-channel gain before comparing, and the
-//! threshold follows the noise measured in the same frame.
+//! threshold follows the noise measured in the same frame. What of a view is
+//! remembered (the table where nothing was found over it) is decided here too
+//! (`Detector::remember_bare_table`).
 
-use super::{median_of, TopGrid, TopView};
+use super::coverage::OCCLUDED;
+use super::look::median_of;
+use super::{Detector, Sightings, TopGrid, TopView};
 
 /// A pixel differs from the remembered table when some channel, after the gain,
 /// differs by more than this many noise sigmas …
@@ -203,5 +207,47 @@ impl TableMemory {
                 *m += FOLLOW * (own(k) - then[k]);
             }
         }
+    }
+}
+
+impl Detector {
+    /// Remembers the table where this view shows it bare: on the table, no odd or
+    /// changed colour (`coverage`, the occluder search's), no player's colour, no coin.
+    pub(super) fn remember_bare_table(
+        &mut self,
+        view: &TopView,
+        memory: Option<&Comparison>,
+        seen: &Sightings,
+    ) {
+        let g = view.grid;
+        let n = g.width * g.height;
+        // 0: something found over it, 1: free but odd, 2: free and like the table.
+        let bare = &mut self.bare_scratch;
+        bare.clear();
+        bare.extend((0..n).map(|i| {
+            let free = self.blocked.get(i).is_none_or(|b| *b & !OCCLUDED == 0);
+            let like_table = self.coverage.get(i).is_some_and(|c| *c < 1.0);
+            u8::from(free) * (1 + u8::from(like_table))
+        }));
+        let r = (self.coin_radius + 2.0) / g.mm_per_px;
+        for c in &seen.coins {
+            let (cu, cv) = g.px_from_table(c.pt_in_table);
+            let (u0, u1) = (
+                (cu - r).floor().max(0.0) as usize,
+                (cu + r).ceil().max(0.0) as usize,
+            );
+            let (v0, v1) = (
+                (cv - r).floor().max(0.0) as usize,
+                (cv + r).ceil().max(0.0) as usize,
+            );
+            for v in v0..=v1.min(g.height.saturating_sub(1)) {
+                for u in u0..=u1.min(g.width.saturating_sub(1)) {
+                    bare[v * g.width + u] = 0;
+                }
+            }
+        }
+        let bare = &self.bare_scratch;
+        self.table_memory
+            .remember(view, memory, |i| (bare[i] > 0).then_some(bare[i] == 2));
     }
 }

@@ -26,9 +26,9 @@
 //! depends on how the picture was made. Precision comes before recall: a phantom
 //! coin can change a score, a missed streak only leaves the tracker to predict.
 //!
-//! Uses: geometry, detect (its [`TopView`]); called by [`crate::detect::Detector`].
+//! Uses: geometry, and detect's views (its [`TopView`]); called by [`super::Detector`].
 
-use crate::detect::{TopGrid, TopView};
+use super::{TopGrid, TopView};
 use crate::geometry::{Disc, PlacedFish, Point};
 use nalgebra::{Matrix3, Vector2, Vector3};
 

@@ -1,0 +1,422 @@
+//! Coins: a gradient Hough transform for the known coin radius, peaks refined by a
+//! least-squares circle fit to the edge pixels around them, kept when the inside
+//! looks like a coin; the coin's look learned from coins seen in holes; and coins
+//! too fast for a rim handed to the streak search ([`super::streaks`]).
+
+use super::look::{dist2, Look};
+use super::raster::EdgeBuckets;
+use super::{CoinSighting, Detector, FishSighting, Sightings, TopGrid, TopView};
+use crate::geometry::Point;
+use crate::track::Streak;
+
+impl Detector {
+    /// Whether a circle found by its edges looks like a coin: its inside differs from
+    /// the surface around (table or floor), is no player's colour, and — once the
+    /// coin's look is known — is nearer to it than to that surface.
+    fn looks_like_coin(&self, g: &TopGrid, cu: f64, cv: f64, r_px: f64) -> Option<Look> {
+        let inside = self.disc_look(g, cu, cv, 0.6 * r_px)?;
+        let p = g.table_from_px(cu, cv);
+        let surface = if self.table.contains(p) {
+            self.table_look
+        } else {
+            self.floor_look
+        };
+        let unit = 0.5 * self.config.chroma_off_line;
+        if self
+            .players
+            .iter()
+            .any(|c| dist2(inside.chroma, *c) < 4.0 * unit * unit)
+        {
+            return None;
+        }
+        let to_surface = inside.distance(&surface, unit);
+        let plausible = match self.coin_look {
+            // Coins can look much like the table; once their look is known, nearer to
+            // it than to the surface is enough.
+            Some(coin) => {
+                let to_coin = inside.distance(&coin, unit);
+                to_coin < to_surface && to_coin < 1.5
+            }
+            None => to_surface >= 1.0,
+        };
+        if !plausible {
+            return None;
+        }
+        Some(inside)
+    }
+
+    /// Coins too fast to show a rim, seen as motion-blur streaks where nothing found
+    /// (tags, coins, occluders) explains them; none before a coin's look is known.
+    pub(super) fn coin_streaks(&mut self, view: &TopView, seen: &Sightings) -> Vec<CoinSighting> {
+        if !self.config.coin_streaks {
+            return Vec::new();
+        }
+        let Some(coin) = self.coin_look else {
+            return Vec::new();
+        };
+        let [cr, cg] = coin.chroma;
+        let fish: Vec<_> = seen
+            .fish
+            .iter()
+            .map(|f| self.footprint.placed(&f.pose))
+            .collect();
+        let coins: Vec<_> = seen
+            .coins
+            .iter()
+            .map(|c| crate::geometry::Disc::new(c.pt_in_table, c.radius_mm))
+            .collect();
+        let scene = super::streaks::StreakScene {
+            view,
+            on_table: &self.on_table,
+            hidden: &self.hidden,
+            coin_rgb: [
+                3.0 * coin.grey * cr,
+                3.0 * coin.grey * cg,
+                3.0 * coin.grey * (1.0 - cr - cg),
+            ],
+            coin_radius: self.coin_radius,
+            fish: &fish,
+            coins: &coins,
+        };
+        self.streak_memory
+            .find(&scene, &super::streaks::StreakConfig::default())
+            .into_iter()
+            .map(|s| CoinSighting {
+                pt_in_table: s.midpoint(),
+                radius_mm: self.coin_radius,
+                rim_seen: s.confidence,
+                streak: Some(Streak {
+                    from: s.from,
+                    to: s.to,
+                }),
+            })
+            .collect()
+    }
+
+    /// Learns (slowly) how coins look from coins seen in the holes of wholly seen tags.
+    pub(super) fn learn_coin_look(&mut self, g: &TopGrid, seen: &Sightings) {
+        let r_px = self.coin_radius / g.mm_per_px;
+        if self.coin_look.is_none() {
+            // Every coin starts in its owner's hole (R2): what shows at the centre of a
+            // wholly seen hole, if it is not the table, is a coin.
+            let unit = 0.5 * self.config.chroma_off_line;
+            for f in seen.fish.iter().filter(|f| f.visible_fraction > 0.95) {
+                let (cu, cv) = g.px_from_table(f.pose.point());
+                let Some(look) = self.disc_look(g, cu, cv, 0.5 * r_px) else {
+                    continue;
+                };
+                if self.table.contains(f.pose.point())
+                    && look.distance(&self.table_look, unit) > 0.3
+                    && !self
+                        .players
+                        .iter()
+                        .any(|c| dist2(look.chroma, *c) < 4.0 * unit * unit)
+                {
+                    self.coin_look = Some(look);
+                    break;
+                }
+            }
+        }
+        for c in &seen.coins {
+            let in_hole = seen.fish.iter().any(|f| {
+                f.visible_fraction > 0.95
+                    && (f.pose.point() - c.pt_in_table).norm() + self.coin_radius
+                        <= self.footprint.hole_radius() + 1.0
+            });
+            if !in_hole {
+                continue;
+            }
+            let (cu, cv) = g.px_from_table(c.pt_in_table);
+            if let Some(look) = self.disc_look(g, cu, cv, 0.6 * r_px) {
+                self.coin_look = Some(match self.coin_look {
+                    None => look,
+                    Some(old) => Look {
+                        chroma: [
+                            0.9 * old.chroma[0] + 0.1 * look.chroma[0],
+                            0.9 * old.chroma[1] + 0.1 * look.chroma[1],
+                        ],
+                        grey: 0.9 * old.grey + 0.1 * look.grey,
+                    },
+                });
+            }
+        }
+    }
+
+    pub(super) fn detect_coins(
+        &mut self,
+        g: &TopGrid,
+        fish: &[FishSighting],
+        occluders: &[(Point, f64)],
+    ) -> Vec<CoinSighting> {
+        let (w, h) = (g.width, g.height);
+        let r_px = self.coin_radius / g.mm_per_px;
+        // Sobel gradients of the grey image, row by row.
+        let grey = &self.grey;
+        let mut edges: Vec<(usize, usize, f32, f32)> = Vec::new();
+        // A row's gradients in one branch-free (vectorised) pass, then its edges.
+        let mut gxs = vec![0.0f32; w];
+        let mut gys = vec![0.0f32; w];
+        for v in 1..h.saturating_sub(1) {
+            let up = &grey[(v - 1) * w..v * w];
+            let mid = &grey[v * w..(v + 1) * w];
+            let down = &grey[(v + 1) * w..(v + 2) * w];
+            for u in 1..w - 1 {
+                gxs[u] = (up[u + 1] + 2.0 * mid[u + 1] + down[u + 1])
+                    - (up[u - 1] + 2.0 * mid[u - 1] + down[u - 1]);
+                gys[u] = (down[u - 1] + 2.0 * down[u] + down[u + 1])
+                    - (up[u - 1] + 2.0 * up[u] + up[u + 1]);
+            }
+            for u in 1..w - 1 {
+                let (gx, gy) = (gxs[u], gys[u]);
+                let m2 = gx * gx + gy * gy;
+                // Most pixels are flat: the root only where it can pass (the rounded
+                // root of at most 1600 is at most 40).
+                if m2 <= 1600.0 {
+                    continue;
+                }
+                let m = m2.sqrt();
+                if m > 40.0 {
+                    edges.push((u, v, gx / m, gy / m));
+                }
+            }
+        }
+        // Edges of the tags' outlines are not coin rims. The rims of their holes stay: a
+        // coin in a hole lies within a few millimetres of its rim, and with those edges
+        // removed the coins of the bundled match were found at their holes' centres, up
+        // to 2.5 mm off. The known-radius fit tells a hole's rim (larger) from a coin's.
+        let placed: Vec<_> = fish
+            .iter()
+            .map(|f| self.footprint.placed(&f.pose))
+            .collect();
+        let near_mm = 1.5f64.max(1.5 * g.mm_per_px);
+        // Each outline segment with its box grown by `near_mm` (and a hair for
+        // rounding): a point outside the box is farther than that from the segment.
+        let segments: Vec<Vec<(Point, Point, Point, Point)>> = placed
+            .iter()
+            .map(|f| {
+                let grow = near_mm + 1e-9;
+                (0..f.outline.len())
+                    .map(|i| {
+                        let (a, b) = (f.outline[i], f.outline[(i + 1) % f.outline.len()]);
+                        let lo = Point::new(a.x.min(b.x) - grow, a.y.min(b.y) - grow);
+                        let hi = Point::new(a.x.max(b.x) + grow, a.y.max(b.y) + grow);
+                        (a, b, lo, hi)
+                    })
+                    .collect()
+            })
+            .collect();
+        // Nor are the table's own edges: its border against the floor or its side
+        // face drew coin-sized circles with whatever texture or corner lay beside
+        // it (phantom coins along the edge and in the corners, then named after a
+        // real coin that went unseen). A coin overhanging the edge keeps the rest
+        // of its rim.
+        let table = &self.table;
+        edges.retain(|&(u, v, _, _)| {
+            let p = g.table_from_px(u as f64, v as f64);
+            table.signed_distance(p).abs() >= near_mm
+                && !placed.iter().zip(&segments).any(|(f, segments)| {
+                    let dh = (p - f.hole.center).norm();
+                    // The outline's distance below `near_mm`: some segment's is.
+                    dh < f.reach + near_mm
+                        && segments.iter().any(|&(a, b, lo, hi)| {
+                            p.x >= lo.x
+                                && p.x <= hi.x
+                                && p.y >= lo.y
+                                && p.y <= hi.y
+                                && (p - crate::geometry::table::closest_on_segment(p, a, b)).norm()
+                                    < near_mm
+                        })
+                })
+        });
+        // Vote for centres at the coin radius along both gradient directions.
+        self.votes.clear();
+        self.votes.resize(w * h, 0);
+        for &(u, v, nx, ny) in &edges {
+            for s in [-1.0f32, 1.0] {
+                let cu = (u as f32 + s * nx * r_px as f32).round();
+                let cv = (v as f32 + s * ny * r_px as f32).round();
+                if cu >= 0.0 && cv >= 0.0 && (cu as usize) < w && (cv as usize) < h {
+                    let i = cv as usize * w + cu as usize;
+                    self.votes[i] = self.votes[i].saturating_add(1);
+                }
+            }
+        }
+        // Peaks: 3x3 sums, local maxima within the coin radius.
+        let circumference = std::f64::consts::TAU * r_px;
+        let min_votes = (circumference * self.config.min_rim_seen * 0.6) as u32;
+        let sum3 = |u: usize, v: usize| -> u32 {
+            let mut s = 0u32;
+            for dv in 0..3 {
+                for du in 0..3 {
+                    s += self.votes[(v + dv - 1) * w + (u + du - 1)] as u32;
+                }
+            }
+            s
+        };
+        let mut peaks: Vec<(u32, usize, usize)> = Vec::new();
+        for v in 1..h.saturating_sub(1) {
+            for u in 1..w.saturating_sub(1) {
+                if self.votes[v * w + u] == 0 {
+                    continue;
+                }
+                let s = sum3(u, v);
+                if s >= min_votes {
+                    peaks.push((s, u, v));
+                }
+            }
+        }
+        peaks.sort_by_key(|p| std::cmp::Reverse(p.0));
+        let mut coins: Vec<CoinSighting> = Vec::new();
+        let mut taken: Vec<(f64, f64)> = Vec::new();
+        // A fit only looks at edges near its candidate: bucket them once.
+        let buckets = EdgeBuckets::new(&edges, w, h, (r_px + 8.0).ceil() as usize);
+        let mut near = Vec::new();
+        // `hypot` only where the squared distance is too near the limit to tell.
+        let apart = r_px * 1.2;
+        let (clear_in, clear_out) = (apart * apart * (1.0 - 1e-9), apart * apart * (1.0 + 1e-9));
+        // How far a fit can move a centre (plus a hair for rounding).
+        let fit_shift_mm = 2.0 * Self::FIT_BANDS_PX.iter().sum::<f64>() * g.mm_per_px + 1e-6;
+        // Under a hand (the occluders' pixels, grown a little), whatever circle the
+        // fit finds is a finger or a knuckle, not a coin that can be seen.
+        let hidden = &self.hidden;
+        let any_hidden = self.any_hidden;
+        let hidden_at = |u: f64, v: f64| {
+            let (u, v) = (u.round(), v.round());
+            any_hidden
+                && u >= 0.0
+                && v >= 0.0
+                && (u as usize) < w
+                && (v as usize) < h
+                && hidden[v as usize * w + u as usize] > 0.0
+        };
+        for &(_, u, v) in &peaks {
+            if taken.iter().any(|&(tu, tv)| {
+                let (du, dv) = (tu - u as f64, tv - v as f64);
+                let d2 = du * du + dv * dv;
+                d2 < clear_in || (d2 <= clear_out && du.hypot(dv) < apart)
+            }) {
+                continue;
+            }
+            taken.push((u as f64, v as f64));
+            // Deep under a hand, whatever circle the fit finds there is dropped below.
+            let at = g.table_from_px(u as f64, v as f64);
+            if hidden_at(u as f64, v as f64)
+                || occluders
+                    .iter()
+                    .any(|(center, radius)| (at - center).norm() < *radius - fit_shift_mm)
+            {
+                continue;
+            }
+            // The fit moves the centre by a few pixels at most; the margin covers it.
+            buckets.near(u, v, r_px + 6.0, &mut near);
+            if let Some(c) = self
+                .fit_circle(g, &near, u as f64, v as f64, r_px)
+                .filter(|c| {
+                    let (cu, cv) = g.px_from_table(c.pt_in_table);
+                    self.looks_like_coin(g, cu, cv, r_px).is_some()
+                })
+            {
+                // A coin cannot lie across a tag in the plane: such a circle is a rim.
+                let disc = crate::geometry::Disc::new(c.pt_in_table, self.coin_radius);
+                let covered = placed
+                    .iter()
+                    .any(|f| crate::geometry::fish_disc_overlap(f, &disc, -1.5));
+                let (hu, hv) = g.px_from_table(c.pt_in_table);
+                let under_hand = hidden_at(hu, hv)
+                    || occluders
+                        .iter()
+                        .any(|(center, radius)| (c.pt_in_table - center).norm() < *radius);
+                // Circles beyond the edge are kept: a coin seen falling there is the
+                // tracker's evidence that it left the table.
+                if !covered
+                    && !under_hand
+                    && !coins.iter().any(|o| {
+                        // Two coins lying flat cannot overlap: a second circle this
+                        // near a found one is the same coin's rim or its hole's.
+                        (o.pt_in_table - c.pt_in_table).norm() < 1.6 * self.coin_radius
+                    })
+                {
+                    coins.push(c);
+                }
+            }
+        }
+        coins
+    }
+
+    /// The bands (pixels either side of the radius) of `fit_circle`'s rounds: each
+    /// round moves the centre by at most twice its band.
+    const FIT_BANDS_PX: [f64; 6] = [2.0, 1.6, 1.3, 1.1, 1.0, 1.0];
+
+    fn fit_circle(
+        &self,
+        g: &TopGrid,
+        edges: &[(usize, usize, f32, f32)],
+        cu: f64,
+        cv: f64,
+        r_px: f64,
+    ) -> Option<CoinSighting> {
+        let mut cu = cu;
+        let mut cv = cv;
+        let mut rim_seen = 0.0;
+        let mut mean_r = r_px;
+        // Fit the centre with the radius known: robust where another edge (a hole's
+        // rim) runs close to the coin's. The band narrows as the centre settles.
+        for (round, band) in Self::FIT_BANDS_PX.into_iter().enumerate() {
+            let last = round + 1 == Self::FIT_BANDS_PX.len();
+            let mut pts = Vec::new();
+            let mut bins = [false; 36];
+            // Squared bounds of the band, a hair wide: most edges fail them, rootless.
+            let inner = (r_px - band).max(0.0) * (1.0 - 1e-9);
+            let outer = (r_px + band) * (1.0 + 1e-9);
+            let (inner2, outer2) = (inner * inner, outer * outer);
+            for &(u, v, nx, ny) in edges {
+                let (du, dv) = (u as f64 - cu, v as f64 - cv);
+                let d2 = du * du + dv * dv;
+                if d2 > outer2 || d2 < inner2 {
+                    continue;
+                }
+                let d = d2.sqrt();
+                if (d - r_px).abs() > band || d < 1e-6 {
+                    continue;
+                }
+                let radial = ((du * nx as f64 + dv * ny as f64) / d).abs();
+                if radial < 0.8 {
+                    continue;
+                }
+                // Only the last round's share of the rim is kept.
+                if last {
+                    let a = dv.atan2(du);
+                    let bin = (((a + std::f64::consts::PI) / std::f64::consts::TAU * 36.0)
+                        as usize)
+                        .min(35);
+                    bins[bin] = true;
+                }
+                pts.push((du, dv, d));
+            }
+            rim_seen = bins.iter().filter(|b| **b).count() as f64 / 36.0;
+            if pts.len() < 8 {
+                return None;
+            }
+            let n = pts.len() as f64;
+            let (mut su, mut sv) = (0.0, 0.0);
+            mean_r = 0.0;
+            for &(du, dv, d) in &pts {
+                su += (d - r_px) * du / d;
+                sv += (d - r_px) * dv / d;
+                mean_r += d / n;
+            }
+            cu += 2.0 * su / n;
+            cv += 2.0 * sv / n;
+        }
+        let r = mean_r;
+        if rim_seen < self.config.min_rim_seen || (r / r_px - 1.0).abs() > 0.2 {
+            return None;
+        }
+        Some(CoinSighting {
+            pt_in_table: g.table_from_px(cu, cv),
+            radius_mm: r * g.mm_per_px,
+            rim_seen,
+            streak: None,
+        })
+    }
+}

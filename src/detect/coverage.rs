@@ -1,0 +1,116 @@
+//! Each player's colour coverage of every pixel (how far its chroma lies from the
+//! table's toward the player's), and the `blocked` bits: per pixel, what a player's
+//! tag cannot show there (another player's colour, an occluder).
+
+use super::look::dist2;
+use super::raster::grow_bits;
+use super::{Detector, TopGrid};
+
+/// Players with a bit of their own in `Detector::blocked`.
+const PLAYER_BITS: usize = 6;
+/// `Detector::blocked`: under a found occluder.
+pub(super) const OCCLUDED: u8 = 1 << 7;
+
+/// The `blocked` bits that hide what `player`'s tag would show: the other players'
+/// colours and occluders (a player past the sixth has no bit and sees only those).
+pub(super) fn unknown_bits(player: usize) -> u8 {
+    let players = (1u8 << PLAYER_BITS) - 1;
+    let own = if player < PLAYER_BITS {
+        1u8 << player
+    } else {
+        0
+    };
+    (players & !own) | OCCLUDED
+}
+
+/// Colour coverage below this is taken for noise near the table's colour and read
+/// as none (`Detector::player_coverages`; the exposure reading predicts it so).
+pub(super) const COVERAGE_FLOOR: f64 = 0.2;
+
+impl Detector {
+    /// Each player's colour coverage of every pixel, and the `blocked` bits.
+    ///
+    /// A pixel's coverage for a player is how far its chroma lies from the table's
+    /// toward the player's (anti-aliased edges count partly), zero when it lies off
+    /// that line or nearer another player's colour.
+    pub(super) fn player_coverages(&mut self, g: &TopGrid, table: [f64; 2]) {
+        let n = g.width * g.height;
+        let players = self.players.len();
+        self.coverages.clear();
+        self.coverages.resize(players * n, 0.0);
+        self.blocked.clear();
+        self.blocked.resize(n, 0);
+        // Per player: the table-to-player axis, its squared length and length.
+        let axes: Vec<Option<([f64; 2], f64, f64)>> = self
+            .players
+            .iter()
+            .map(|target| {
+                let axis = [target[0] - table[0], target[1] - table[1]];
+                let len2 = axis[0] * axis[0] + axis[1] * axis[1];
+                // A player coloured like the table cannot be seen.
+                (len2 >= 1e-6).then(|| (axis, len2, len2.sqrt()))
+            })
+            .collect();
+        // Coverage below `COVERAGE_FLOOR` (0.2, squared here) counts as none, and
+        // `along` never exceeds |d| / len: pixels that close to the table's colour
+        // need no more work.
+        let near_table2 = axes
+            .iter()
+            .flatten()
+            .map(|&(_, len2, _)| 0.04 * len2)
+            .fold(f64::INFINITY, f64::min);
+        let off = self.config.chroma_off_line as f32;
+        for i in 0..n {
+            let c = self.chroma[i];
+            let c64 = [c[0] as f64, c[1] as f64];
+            let d = [c64[0] - table[0], c64[1] - table[1]];
+            if d[0] * d[0] + d[1] * d[1] < near_table2 {
+                continue;
+            }
+            // A pixel nearer another player's colour is theirs.
+            let nearest = self
+                .players
+                .iter()
+                .map(|p| dist2(c64, *p))
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map_or(usize::MAX, |(k, _)| k);
+            let mut bits = 0u8;
+            for (k, axis) in axes.iter().enumerate() {
+                let Some((axis, len2, len)) = *axis else {
+                    continue;
+                };
+                let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
+                let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len;
+                let mut a = if (across as f32) < off {
+                    along as f32
+                } else {
+                    0.0
+                };
+                if a > 0.3 && k != nearest {
+                    a = 0.0;
+                }
+                // Noise near the table colour is not coverage.
+                let a = if a < COVERAGE_FLOOR as f32 {
+                    0.0
+                } else {
+                    a.min(1.0)
+                };
+                self.coverages[k * n + i] = a;
+                if a > 0.5 && k < PLAYER_BITS {
+                    bits |= 1 << k;
+                }
+            }
+            self.blocked[i] = bits;
+        }
+        // Grown by a pixel: the mixed pixels where two tags meet belong to neither.
+        grow_bits(&mut self.blocked, &mut self.blocked_tmp, g.width, g.height);
+        if self.any_hidden {
+            for (b, h) in self.blocked.iter_mut().zip(&self.hidden) {
+                if *h > 0.5 {
+                    *b |= OCCLUDED;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,684 @@
+//! Fish: the tag's template (moments, sample points and rasters of the known
+//! outline), and a player's tag found in its colour coverage: blobs, moments, starts,
+//! the agreement of a placed footprint with the coverage, its local refinement, the
+//! wide search for a partly hidden tag, the hole, and the track kept when the
+//! evidence cannot tell poses apart.
+
+use super::coverage::unknown_bits;
+use super::raster::{bilinear, label_blobs};
+use super::{Detector, FishSighting, TopGrid};
+use crate::geometry::{FishFootprint, Point, Vector};
+use crate::model::Pose;
+use nalgebra::Rotation2;
+
+/// An agreement (0..2) that a locally refined pose must reach to be taken without
+/// the wide search: most of the material covered, the hole clear.
+pub(super) const GOOD_FIT: f64 = 1.6;
+/// While things move, a best agreement (0..2) below this means a tag smeared past
+/// recognition: placed by its colour's centroid instead.
+const SMEARED_FIT: f64 = 1.4;
+
+/// Fits closer than this (of 0..2) cannot tell two poses apart: a pixel of blur or
+/// parallax along a tag's outline moves the agreement by about as much.
+const AMBIGUOUS_FIT: f64 = 0.1;
+
+/// How many of the wide search's best grid places are refined.
+const WIDE_REFINED: usize = 6;
+
+/// Moments of the tag material in the fish frame.
+#[derive(Debug, Clone)]
+pub(super) struct Template {
+    pub(super) area: f64,
+    centroid: Vector,
+    /// Angle of the major axis in the fish frame.
+    axis: f64,
+    /// Major/minor second moment ratio: near 1, the axis says nothing.
+    elongation: f64,
+    /// How far the material reaches from its centroid, mm.
+    centroid_reach: f64,
+    /// Sample points on the material and in the hole (fish frame), for agreement.
+    material: Vec<Vector>,
+    hole: Vec<Vector>,
+    /// Sample points on the material within a few millimetres of the hole's edge.
+    rim: Vec<Vector>,
+    /// Thinner sample sets for the coarse search.
+    coarse_material: Vec<Vector>,
+    coarse_hole: Vec<Vector>,
+    /// The footprint rasterised in the fish frame: 1 on material (grown by a pixel's
+    /// width), 0 elsewhere.
+    raster: Vec<u8>,
+    /// The same without the growth: the material exactly, for measuring blur.
+    exact: Vec<u8>,
+    raster_half: f64,
+    raster_step: f64,
+    raster_side: usize,
+}
+
+impl Template {
+    /// Whether a fish-frame point lies on the tag material (or within a pixel of it).
+    fn on_material(&self, p: Vector) -> bool {
+        self.lookup(&self.raster, p)
+    }
+
+    /// Whether a fish-frame point lies on the tag material, to the raster's step.
+    pub(super) fn on_exact_material(&self, p: Vector) -> bool {
+        self.lookup(&self.exact, p)
+    }
+
+    fn lookup(&self, raster: &[u8], p: Vector) -> bool {
+        // Rounded by adding a half and truncating (cheap; valid for non-negatives).
+        let u = (p.x + self.raster_half) / self.raster_step + 0.5;
+        let v = (p.y + self.raster_half) / self.raster_step + 0.5;
+        if !(u >= 0.0 && v >= 0.0) {
+            return false;
+        }
+        // Through i32 the conversion is one instruction (a huge value saturates, and
+        // fails the test below all the same).
+        let (u, v) = (u as i32 as usize, v as i32 as usize);
+        if u >= self.raster_side || v >= self.raster_side {
+            return false;
+        }
+        raster[v * self.raster_side + u] != 0
+    }
+}
+
+impl Template {
+    pub(super) fn new(footprint: &FishFootprint) -> Template {
+        let step = 0.25;
+        let r = footprint.reach();
+        let placed = footprint.placed(&Pose::fish(0.0, 0.0, 0.0));
+        // Nothing of the tag lies outside its outline's box (the hole is within it).
+        let (lo, hi) = placed.outline.iter().fold(
+            (
+                Vector::repeat(f64::INFINITY),
+                Vector::repeat(f64::NEG_INFINITY),
+            ),
+            |(lo, hi), p| (lo.inf(&p.coords), hi.sup(&p.coords)),
+        );
+        // Grid points (i, j) at `step` mm, on the material and in the hole.
+        let mut on = Vec::new();
+        let mut hole_ij = Vec::new();
+        let n = (r / step).ceil() as i64;
+        let index_span = |lo: f64, hi: f64| {
+            ((lo / step).floor() as i64).max(-n)..=((hi / step).ceil() as i64).min(n)
+        };
+        for i in index_span(lo.x, hi.x) {
+            for j in index_span(lo.y, hi.y) {
+                let p = Point::new(i as f64 * step, j as f64 * step);
+                if placed.covers(p) {
+                    on.push((i, j));
+                } else if p.coords.norm() < footprint.hole_radius() - 1.5 {
+                    hole_ij.push((i, j));
+                }
+            }
+        }
+        let at = |(i, j): (i64, i64)| Vector::new(i as f64 * step, j as f64 * step);
+        let pts: Vec<Vector> = on.iter().map(|&ij| at(ij)).collect();
+        let (area, centroid, cov) = moments(pts.iter().map(|p| (*p, step * step)));
+        let (axis, elongation) = axis_of(&cov);
+        let centroid_reach = pts
+            .iter()
+            .map(|p| (p - centroid).norm())
+            .fold(0.0, f64::max);
+        // Agreement samples: a coarser square grid keeps refinement cheap. A square
+        // grid through the hole centre samples the tag evenly in every direction (so
+        // the fit has no favoured turn); taking every k-th point in scan order would
+        // lay a sheared lattice that pulls the angle one way.
+        let thin = |ij: &[(i64, i64)], about: usize| -> Vec<Vector> {
+            let m = ((ij.len() as f64 / about.max(1) as f64).sqrt().round() as i64).max(1);
+            ij.iter()
+                .filter(|(i, j)| i % m == 0 && j % m == 0)
+                .map(|&p| at(p))
+                .collect()
+        };
+        let hole = thin(&hole_ij, hole_ij.len() / 16);
+        let raster_step = 0.5;
+        let raster_half = r + 1.0;
+        let raster_side = (2.0 * raster_half / raster_step).ceil() as usize + 1;
+        let mut raster = vec![0u8; raster_side * raster_side];
+        let mut exact = vec![0u8; raster_side * raster_side];
+        // Only raster cells within a pixel's growth of the outline's box can be set.
+        let cell_span = |lo: f64, hi: f64| {
+            let first = ((lo - 1.0 + raster_half) / raster_step).floor().max(0.0) as usize;
+            let last = ((hi + 1.0 + raster_half) / raster_step).ceil().max(0.0) as usize;
+            first..(last + 1).min(raster_side)
+        };
+        for v in cell_span(lo.y, hi.y) {
+            for u in cell_span(lo.x, hi.x) {
+                let p = Point::new(
+                    u as f64 * raster_step - raster_half,
+                    v as f64 * raster_step - raster_half,
+                );
+                // Grown by a pixel's width so anti-aliased rims count as explained.
+                let near = placed.covers(p)
+                    || (placed.outline_contains(p)
+                        && (p.coords.norm() - footprint.hole_radius()).abs() < 1.0)
+                    || crate::geometry::shapes::boundary_distance(p, &placed.outline) < 1.0;
+                raster[v * raster_side + u] = near as u8;
+                exact[v * raster_side + u] = placed.covers(p) as u8;
+            }
+        }
+        let coarse_material = thin(&on, 100);
+        let rim_ij: Vec<(i64, i64)> = on
+            .iter()
+            .filter(|&&ij| at(ij).norm() < footprint.hole_radius() + 4.0)
+            .copied()
+            .collect();
+        let rim = thin(&rim_ij, 60);
+        let coarse_hole = thin(&hole_ij, 30);
+        Template {
+            area,
+            centroid,
+            axis,
+            elongation,
+            centroid_reach,
+            material: thin(&on, 400),
+            hole,
+            rim,
+            coarse_material,
+            coarse_hole,
+            raster,
+            exact,
+            raster_half,
+            raster_step,
+            raster_side,
+        }
+    }
+}
+
+/// Area, centroid and covariance of weighted points.
+fn moments(points: impl Iterator<Item = (Vector, f64)>) -> (f64, Vector, nalgebra::Matrix2<f64>) {
+    let mut w = 0.0;
+    let mut s = Vector::zeros();
+    let mut ss = nalgebra::Matrix2::zeros();
+    for (p, wi) in points {
+        w += wi;
+        s += p * wi;
+        ss += p * p.transpose() * wi;
+    }
+    if w <= 0.0 {
+        return (0.0, Vector::zeros(), nalgebra::Matrix2::zeros());
+    }
+    let c = s / w;
+    (w, c, ss / w - c * c.transpose())
+}
+
+/// Major-axis angle and elongation of a covariance.
+fn axis_of(cov: &nalgebra::Matrix2<f64>) -> (f64, f64) {
+    let (a, b, c) = (cov[(0, 0)], cov[(0, 1)], cov[(1, 1)]);
+    let angle = 0.5 * (2.0 * b).atan2(a - c);
+    let tr = a + c;
+    let det = a * c - b * b;
+    let disc = (tr * tr / 4.0 - det).max(0.0).sqrt();
+    let (l1, l2) = (tr / 2.0 + disc, tr / 2.0 - disc);
+    (angle, if l2 > 1e-12 { l1 / l2 } else { f64::INFINITY })
+}
+
+impl Detector {
+    pub(super) fn detect_fish(
+        &mut self,
+        g: &TopGrid,
+        player: usize,
+        prior: Option<Pose>,
+        quick: bool,
+    ) -> Option<FishSighting> {
+        let n = g.width * g.height;
+        if self.coverages.len() < (player + 1) * n {
+            return None; // A player coloured like the table cannot be seen.
+        }
+        // The largest blob of confident pixels, plus blobs near it (a hand can split a tag).
+        let blobs = label_blobs(
+            &self.coverages[player * n..(player + 1) * n],
+            g.width,
+            g.height,
+            0.5,
+            &mut self.labels,
+        );
+        let px_area = g.mm_per_px * g.mm_per_px;
+        let min_px = (self.template.area * 0.05 / px_area) as usize;
+        let best = blobs
+            .iter()
+            .filter(|b| b.count >= min_px.max(4))
+            .max_by_key(|b| b.count)?;
+        let reach_px = 2.0 * self.footprint.reach() / g.mm_per_px;
+        let keep: Vec<u32> = blobs
+            .iter()
+            .filter(|b| b.count >= 4)
+            .filter(|b| {
+                let d = ((b.cx - best.cx).powi(2) + (b.cy - best.cy).powi(2)).sqrt();
+                d < reach_px
+            })
+            .map(|b| b.label)
+            .collect();
+        // Coverage-weighted moments over the kept blobs and the pixels bordering them.
+        let (u0, u1, v0, v1) = keep.iter().fold((usize::MAX, 0, usize::MAX, 0), |acc, l| {
+            let b = &blobs[(*l - 1) as usize];
+            (
+                acc.0.min(b.u0),
+                acc.1.max(b.u1),
+                acc.2.min(b.v0),
+                acc.3.max(b.v1),
+            )
+        });
+        let (u0, v0) = (u0.saturating_sub(1), v0.saturating_sub(1));
+        let (u1, v1) = ((u1 + 1).min(g.width - 1), (v1 + 1).min(g.height - 1));
+        let labels = &self.labels;
+        let coverage = &self.coverages[player * n..(player + 1) * n];
+        let near_kept = |u: usize, v: usize| {
+            let mut hit = false;
+            for dv in -1i64..=1 {
+                for du in -1i64..=1 {
+                    let (uu, vv) = (u as i64 + du, v as i64 + dv);
+                    if uu >= 0 && vv >= 0 && (uu as usize) < g.width && (vv as usize) < g.height {
+                        let l = labels[vv as usize * g.width + uu as usize];
+                        hit |= l != 0 && keep.contains(&l);
+                    }
+                }
+            }
+            hit
+        };
+        let mut pts = Vec::new();
+        for v in v0..=v1 {
+            for u in u0..=u1 {
+                let w = coverage[v * g.width + u];
+                if w > 0.0 && near_kept(u, v) {
+                    pts.push((
+                        g.table_from_px(u as f64, v as f64).coords,
+                        w as f64 * px_area,
+                    ));
+                }
+            }
+        }
+        let (area, centroid, cov) = moments(pts.iter().copied());
+        let visible_fraction = area / self.template.area;
+        if visible_fraction < self.config.min_visible_fraction {
+            return None;
+        }
+        let (axis_b, _) = axis_of(&cov);
+        // Blob points (thinned) for the "explained" term of the agreement.
+        let step = (pts.len() / 300).max(1);
+        let blob: Vec<(Vector, f64)> = pts.iter().step_by(step).copied().collect();
+        let fully_seen = visible_fraction > 0.9;
+        let elongated = self.template.elongation > 1.2;
+        // Local fits from a few good starts: the moments' axis (either way round), the
+        // pose last seen, and that pose's angle moved onto what is seen now.
+        let mut starts = Vec::new();
+        let at_centroid = |theta: f64| {
+            let c = Rotation2::new(theta) * self.template.centroid;
+            Pose::fish(centroid.x - c.x, centroid.y - c.y, theta)
+        };
+        if elongated {
+            let base = axis_b - self.template.axis;
+            starts.push(at_centroid(base));
+            starts.push(at_centroid(base + std::f64::consts::PI));
+        }
+        let prior =
+            prior.filter(|p| (p.point().coords - centroid).norm() < 4.0 * self.footprint.reach());
+        if let Some(p) = prior {
+            starts.push(p);
+            starts.push(at_centroid(p.angle()));
+        }
+        if !fully_seen || !elongated {
+            // Partly hidden or round: the moments say little; try every 30 degrees too,
+            // about the blob's centroid and about the hole if one is seen: the round
+            // hole with its rim pins the tag's position whichever way round it lies.
+            // Not while things move: blur smears the hole, and a look must keep pace.
+            let hole = if quick {
+                None
+            } else {
+                self.find_hole(g, player, &pts)
+            };
+            for a in 0..12 {
+                let theta = a as f64 * std::f64::consts::TAU / 12.0;
+                starts.push(at_centroid(theta));
+                if let Some(h) = hole {
+                    starts.push(Pose::fish(h.x, h.y, theta));
+                }
+            }
+        }
+        let mut scored: Vec<(f64, Pose)> = starts
+            .into_iter()
+            .map(|p| (self.agreement(g, player, &p, &blob, true), p))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut picked: Vec<Pose> = scored.iter().take(3).map(|s| s.1).collect();
+        // A partly hidden tag is also fitted from where it was last seen: the pose
+        // that continues its track, to compare the best-fitting one with.
+        if let Some(p) = prior.filter(|_| !fully_seen) {
+            if !picked.contains(&p) {
+                picked.push(p);
+            }
+        }
+        let mut candidates: Vec<(f64, Pose)> = Vec::new();
+        for start in picked {
+            let fit = self.agreement(g, player, &start, &blob, quick);
+            let (pose, fit) = self.refine(g, player, start, fit, &blob, quick);
+            candidates.push((fit, pose));
+            // A wholly seen tag that fits well has no other reading; while things move
+            // the first good reading is taken too (the readings of a partly hidden tag
+            // are weighed against its track only at rest, below).
+            if (fully_seen || quick) && fit >= GOOD_FIT {
+                break;
+            }
+        }
+        let best_of = |c: &[(f64, Pose)]| {
+            c.iter()
+                .copied()
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .unwrap_or((f64::NEG_INFINITY, scored[0].1))
+        };
+        let (best_fit, best_pose) = best_of(&candidates);
+        // A partly hidden tag can be explained by a wrong pose too (its seen half fits
+        // the other way round): a local fit is trusted only when it keeps about the
+        // angle the tag was last seen at (it may have slid far, it has not turned over).
+        let near_prior = prior.is_some_and(|p| continues(&p, &best_pose));
+        if !fully_seen && (best_fit < GOOD_FIT || !near_prior) {
+            // Nothing near explains it: search positions around the seen part at every
+            // angle (rare: a tag mostly hidden, or turned over since last seen). A
+            // coarse grid against a thinned blob finds the few places worth refining.
+            let reach = self.footprint.reach();
+            let grid_step = 6.0;
+            let k = (reach / grid_step).ceil() as i64;
+            let thin_blob: Vec<(Vector, f64)> = blob.iter().step_by(4).copied().collect();
+            // The seen part's centroid lies on the tag (or, smeared, about where the
+            // tag's centroid passed): places that put the tag's centroid farther from it
+            // than the material reaches (and a grid step more) cannot explain it.
+            let within = self.template.centroid_reach + grid_step;
+            // The best place at each angle, so that the few refined are different ideas:
+            // every other grid point first, then the grid points around the best of them
+            // (the agreement varies over a tag's half-width, wider than the grid step).
+            let mut found: Vec<(f64, Pose)> = Vec::new();
+            for a in 0..36 {
+                let theta = a as f64 * std::f64::consts::TAU / 36.0;
+                let tag_centroid = Rotation2::new(theta) * self.template.centroid;
+                let mut best_here = (f64::NEG_INFINITY, Pose::fish(centroid.x, centroid.y, theta));
+                let mut best_ij = None;
+                let try_at = |i: i64, j: i64, best_here: &mut (f64, Pose)| {
+                    let offset = Vector::new(i as f64 * grid_step, j as f64 * grid_step);
+                    if (offset + tag_centroid).norm() > within {
+                        return false;
+                    }
+                    let c = Pose::fish(centroid.x + offset.x, centroid.y + offset.y, theta);
+                    let f = self.agreement(g, player, &c, &thin_blob, true);
+                    let better = f > best_here.0;
+                    if better {
+                        *best_here = (f, c);
+                    }
+                    better
+                };
+                let k2 = k - k % 2;
+                for i in (-k2..=k2).step_by(2) {
+                    for j in (-k2..=k2).step_by(2) {
+                        if try_at(i, j, &mut best_here) {
+                            best_ij = Some((i, j));
+                        }
+                    }
+                }
+                if let Some((bi, bj)) = best_ij {
+                    for (di, dj) in [
+                        (-1, -1),
+                        (-1, 0),
+                        (-1, 1),
+                        (0, -1),
+                        (0, 1),
+                        (1, -1),
+                        (1, 0),
+                        (1, 1),
+                    ] {
+                        try_at(bi + di, bj + dj, &mut best_here);
+                    }
+                }
+                found.push(best_here);
+            }
+            found.sort_by(|a, b| b.0.total_cmp(&a.0));
+            for &(_, start) in found.iter().take(WIDE_REFINED) {
+                let fit = self.agreement(g, player, &start, &blob, quick);
+                let (pose, fit) = self.refine(g, player, start, fit, &blob, quick);
+                candidates.push((fit, pose));
+            }
+        }
+        let (mut best_fit, mut best_pose) = best_of(&candidates);
+        // What is seen of a partly hidden tag may fit a pose that breaks its track as
+        // well as, or a little better than, one that continues it (another tag or a
+        // hand over the part that tells them apart): keep the track's unless the
+        // evidence clearly says otherwise.
+        // Not while things move: blur leaves too little to tell readings apart, and the
+        // prior is a frame's travel old.
+        if let Some(p) = prior.filter(|_| !fully_seen && !quick) {
+            // The prior itself is a reading too: a hand passing over a tag at rest
+            // leaves too little of it seen to pin it anew.
+            candidates.push((self.agreement(g, player, &p, &blob, quick), p));
+            let reach = self.footprint.reach();
+            let moved = |c: &Pose| {
+                (c.point() - p.point()).norm() + reach * wrap_angle(c.angle() - p.angle()).abs()
+            };
+            if let Some(&(fit, pose)) = candidates
+                .iter()
+                .filter(|(fit, _)| *fit >= best_fit - AMBIGUOUS_FIT)
+                .min_by(|a, b| moved(&a.1).total_cmp(&moved(&b.1)))
+            {
+                (best_fit, best_pose) = (fit, pose);
+            }
+        }
+        if quick && best_fit < SMEARED_FIT {
+            // Smeared past recognition (a tag moving its own length in an exposure):
+            // no placement of the sharp outline explains the smear, and the best one
+            // may sit anywhere along it. The colour's centroid is still the tag's
+            // centroid mid-exposure, whatever the tag's shape.
+            best_pose = at_centroid(best_pose.angle());
+        }
+        best_pose.theta = Some(wrap_angle(best_pose.angle()));
+        Some(FishSighting {
+            player,
+            pose: best_pose,
+            visible_fraction,
+            fit: (best_fit / 2.0).clamp(0.0, 1.0),
+            exposure_share: None,
+        })
+    }
+
+    /// The centre of the tag's hole if it shows: the place near the seen coverage
+    /// `pts` where the material ring around a hole-sized disc is most covered and the
+    /// disc itself most clear. Pixels the tag cannot show are left out; a hole less
+    /// than half seen is not looked for.
+    fn find_hole(&self, g: &TopGrid, player: usize, pts: &[(Vector, f64)]) -> Option<Point> {
+        let (w, h) = (g.width, g.height);
+        let n = w * h;
+        let coverage = &self.coverages[player * n..(player + 1) * n];
+        let unknown = unknown_bits(player);
+        let (mut lo, mut hi) = (
+            Vector::repeat(f64::INFINITY),
+            Vector::repeat(f64::NEG_INFINITY),
+        );
+        for (p, _) in pts {
+            lo = lo.inf(p);
+            hi = hi.sup(p);
+        }
+        if pts.is_empty() {
+            return None;
+        }
+        let mean_over = |t: Vector, samples: &[Vector]| -> Option<f64> {
+            let (mut sum, mut seen) = (0.0f32, 0usize);
+            for p in samples {
+                let (u, v) = g.px_from_table(Point::from(t + p));
+                if !(u >= 0.0 && v >= 0.0 && u < w as f64 - 0.5 && v < h as f64 - 0.5) {
+                    continue;
+                }
+                let i = (v + 0.5) as usize * w + (u + 0.5) as usize;
+                if self.blocked[i] & unknown != 0 {
+                    continue;
+                }
+                sum += coverage[i];
+                seen += 1;
+            }
+            (2 * seen >= samples.len()).then(|| sum as f64 / seen as f64)
+        };
+        let step = g.mm_per_px.max(1.0);
+        let mut best: Option<(f64, Point)> = None;
+        let mut y = lo.y;
+        while y <= hi.y {
+            let mut x = lo.x;
+            while x <= hi.x {
+                let t = Vector::new(x, y);
+                if let (Some(rim), Some(inside)) = (
+                    mean_over(t, &self.template.rim),
+                    mean_over(t, &self.template.coarse_hole),
+                ) {
+                    let score = rim - inside;
+                    if best.is_none_or(|b| score > b.0) {
+                        best = Some((score, Point::from(t)));
+                    }
+                }
+                x += step;
+            }
+            y += step;
+        }
+        // Mostly covered around, mostly clear inside.
+        best.filter(|b| b.0 > 0.5).map(|b| b.1)
+    }
+
+    /// How well a placed footprint explains what is seen, 0..2: the mean coverage on
+    /// its material minus that in its hole, plus the share of the blob's coverage
+    /// that falls on its material. Pixels the tag cannot show are left out of the
+    /// means: those under a hand, and those of another player's colour (a tag lying
+    /// over this one, or seen through its hole). Counting them as bare table would
+    /// make a tag half covered by another fit back to front as well as the right way
+    /// round: its hole put under the other tag "looks clear" too.
+    fn agreement(
+        &self,
+        g: &TopGrid,
+        player: usize,
+        pose: &Pose,
+        blob: &[(Vector, f64)],
+        coarse: bool,
+    ) -> f64 {
+        let t = Vector::new(pose.x, pose.y);
+        // Fish frame -> pixel as one affine map, so each sample costs a few multiplies.
+        let (s, c) = pose.angle().sin_cos();
+        let (k, sy) = (1.0 / g.mm_per_px, g.sign_y());
+        let (bu, bv) = g.px_from_table(Point::from(t));
+        let (a11, a12, a21, a22) = (k * c, -k * s, sy * k * s, sy * k * c);
+        let (w, h) = (g.width, g.height);
+        let coverage = &self.coverages[player * w * h..(player + 1) * w * h];
+        let blocked = self.blocked.as_slice();
+        let others = unknown_bits(player);
+        // A sample is judged by its nearest pixel inside `[0, w - 0.5) x [0, h - 0.5)`
+        // and read (bilinear, 0 outside) only within that: `bilinear` reads nothing
+        // beyond `[0, w - 1) x [0, h - 1)`. A blocked sample is never read.
+        let (near_u, near_v) = (w as f64 - 0.5, h as f64 - 0.5);
+        let mean_over = |samples: &[Vector], unknown: u8| {
+            let (mut sum, mut n) = (0.0f32, 0usize);
+            for p in samples {
+                let u = a11 * p.x + a12 * p.y + bu;
+                let v = a21 * p.x + a22 * p.y + bv;
+                // Written so that NaN fails the test too.
+                if u >= 0.0 && v >= 0.0 && u < near_u && v < near_v {
+                    // In range here: through i32, the conversion is one instruction.
+                    let i = (v + 0.5) as i32 as usize * w + (u + 0.5) as i32 as usize;
+                    if blocked[i] & unknown != 0 {
+                        continue;
+                    }
+                    sum += bilinear(coverage, w, h, u, v);
+                }
+                n += 1;
+            }
+            (sum as f64, n)
+        };
+        let (material, hole) = if coarse {
+            (&self.template.coarse_material, &self.template.coarse_hole)
+        } else {
+            (&self.template.material, &self.template.hole)
+        };
+        let (ms, mn) = mean_over(material, others);
+        if (mn as f64) < 0.2 * material.len() as f64 {
+            return f64::NEG_INFINITY; // Almost all hidden: says nothing.
+        }
+        let (hs, hn) = mean_over(hole, others);
+        // A hole that cannot be seen is as likely covered as clear: counting it clear
+        // would favour any pose that tucks its hole under another tag. While things
+        // move (`coarse` fits) blur smears holes anyway and hides nothing of this.
+        let unseen = if coarse { 0.0 } else { 0.5 };
+        let hole_covered = if coarse {
+            if hn > 0 {
+                hs / hn as f64
+            } else {
+                0.0
+            }
+        } else {
+            (hs + unseen * (hole.len() - hn) as f64) / hole.len().max(1) as f64
+        };
+        let (mut explained, mut total) = (0.0, 0.0);
+        for (p, wt) in blob {
+            total += wt;
+            let d = p - t;
+            // The inverse rotation, written out.
+            if self
+                .template
+                .on_material(Vector::new(c * d.x + s * d.y, -s * d.x + c * d.y))
+            {
+                explained += wt;
+            }
+        }
+        ms / mn as f64 - hole_covered + explained / total.max(1e-9)
+    }
+
+    fn refine(
+        &self,
+        g: &TopGrid,
+        player: usize,
+        start: Pose,
+        start_fit: f64,
+        blob: &[(Vector, f64)],
+        quick: bool,
+    ) -> (Pose, f64) {
+        let mut pose = start;
+        let mut fit = start_fit;
+        let mut step_mm = 4.0;
+        let mut step_rad = 0.1;
+        let last_step = if quick { 0.25 } else { 0.05 };
+        while step_mm > last_step {
+            let mut improved = false;
+            for (dx, dy, dt) in [
+                (1.0, 0.0, 0.0),
+                (-1.0, 0.0, 0.0),
+                (0.0, 1.0, 0.0),
+                (0.0, -1.0, 0.0),
+                (0.0, 0.0, 1.0),
+                (0.0, 0.0, -1.0),
+            ] {
+                let cand = Pose::fish(
+                    pose.x + dx * step_mm,
+                    pose.y + dy * step_mm,
+                    pose.angle() + dt * step_rad,
+                );
+                let f = self.agreement(g, player, &cand, blob, quick);
+                if f > fit + 1e-9 {
+                    fit = f;
+                    pose = cand;
+                    improved = true;
+                }
+            }
+            if !improved {
+                step_mm /= 2.0;
+                step_rad /= 2.0;
+            }
+        }
+        (pose, fit)
+    }
+}
+
+/// Whether `pose` continues a track last seen at `prior`: about the same angle (a tag
+/// may slide far, it does not turn over between two looks).
+fn continues(prior: &Pose, pose: &Pose) -> bool {
+    wrap_angle(prior.angle() - pose.angle()).abs() < 0.6
+}
+
+/// An angle in (−π, π].
+pub fn wrap_angle(a: f64) -> f64 {
+    let t = a.rem_euclid(std::f64::consts::TAU);
+    if t > std::f64::consts::PI {
+        t - std::f64::consts::TAU
+    } else {
+        t
+    }
+}

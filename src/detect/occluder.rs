@@ -1,0 +1,149 @@
+//! Occluders (a hand, an arm): regions on or over the table whose colour is neither
+//! the table's nor a player's, or which changed since the table was seen bare there,
+//! too large for a coin; as discs about two tags' reach wide, and as the `hidden`
+//! pixels under which nothing is reported.
+
+use super::background::Comparison;
+use super::look::dist2;
+use super::raster::{label_blobs, Blob};
+use super::{Detector, TopGrid, TopView};
+use crate::geometry::Point;
+
+/// The occluder search's coverage of a pixel that is odd only in having changed
+/// since the table was seen bare there (`Detector::detect_occluders`).
+const CHANGED_ONLY: f32 = 0.75;
+
+impl Detector {
+    /// Regions on or over the table whose colour is neither the table's nor a
+    /// player's, too large for a coin, and not a tag already found.
+    pub(super) fn detect_occluders(
+        &mut self,
+        g: &TopGrid,
+        table: [f64; 2],
+        view: &TopView,
+        memory: Option<&Comparison>,
+    ) -> Vec<(Point, f64)> {
+        let n = g.width * g.height;
+        self.coverage.resize(n, 0.0);
+        self.hidden.clear();
+        self.any_hidden = false;
+        self.hidden.resize(n, 0.0);
+        // Brightness is judged against the table's, which a part of the view that is
+        // mostly hand would not show.
+        let grey_median = self.table_look.grey as f32;
+        let off = self.config.chroma_off_line;
+        for i in 0..n {
+            if !self.on_table[i] {
+                // Beyond the edge (the floor, the table's side) only what changed since
+                // it was seen bare counts: an arm reaching over the edge, not the
+                // scenery's own colours.
+                let changed = memory.is_some_and(|m| self.table_memory.changed(view, m, i));
+                self.coverage[i] = if changed { CHANGED_ONLY } else { 0.0 };
+                continue;
+            }
+            let c = self.chroma[i];
+            let c64 = [c[0] as f64, c[1] as f64];
+            let dt2 = dist2(c64, table);
+            // Skin and wood can share a hue; brightness tells them apart.
+            let ratio = self.grey[i] / grey_median.max(1.0);
+            let odd_brightness = !(0.35..=1.4).contains(&ratio);
+            // Only an odd pixel needs the players' colours (most are plain table).
+            let odd = dt2 > 2.25 * off * off || odd_brightness;
+            let changed = !odd && memory.is_some_and(|m| self.table_memory.changed(view, m, i));
+            self.coverage[i] = if (odd || changed)
+                && !self
+                    .players
+                    .iter()
+                    .any(|p| dist2(c64, *p) < 4.0 * off * off)
+            {
+                // Odd in colour, or only changed since the table was seen bare.
+                if odd {
+                    1.0
+                } else {
+                    CHANGED_ONLY
+                }
+            } else {
+                0.0
+            };
+        }
+        let blobs = label_blobs(&self.coverage, g.width, g.height, 0.5, &mut self.labels);
+        let px_area = g.mm_per_px * g.mm_per_px;
+        let coin_area = std::f64::consts::PI * self.coin_radius * self.coin_radius;
+        let mut out = Vec::new();
+        let labels = &self.labels;
+        let coverage = &self.coverage;
+        // A region seen only as changed from the bare table must be larger than a
+        // tag to be a hand: a tag or a coin that moved leaves its shadow's or its
+        // own ghost behind, never more.
+        let odd_count = |b: &Blob| {
+            (b.v0..=b.v1)
+                .flat_map(|v| (b.u0..=b.u1).map(move |u| v * g.width + u))
+                .filter(|&i| labels[i] == b.label && coverage[i] == 1.0)
+                .count()
+        };
+        let tag_area = self.template.area;
+        let large: Vec<&Blob> = blobs
+            .iter()
+            .filter(|b| b.count as f64 * px_area > 4.0 * coin_area)
+            .filter(|b| {
+                b.count as f64 * px_area > tag_area
+                    || odd_count(b) as f64 * px_area > 4.0 * coin_area
+            })
+            .collect();
+        for b in large {
+            let center = g.table_from_px(b.cx, b.cy);
+            if self.table.signed_distance(center) < -self.footprint.reach() {
+                continue; // Wholly over the floor: nothing on the table is hidden.
+            }
+            out.extend(self.occluder_discs(g, b));
+            // Mark the blob, grown by two pixels, as hidden.
+            for v in b.v0..=b.v1 {
+                for u in b.u0..=b.u1 {
+                    if self.labels[v * g.width + u] != b.label {
+                        continue;
+                    }
+                    for vv in v.saturating_sub(2)..(v + 3).min(g.height) {
+                        for uu in u.saturating_sub(2)..(u + 3).min(g.width) {
+                            self.hidden[vv * g.width + uu] = 1.0;
+                            self.any_hidden = true;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Discs that together cover an occluder's blob. A hand is about a tag across
+    /// and one disc holds it; an arm reaching over the table is long and thin, and
+    /// one disc around it would hide half the table: it is cut into cells about two
+    /// tags' reach wide, a disc around the blob's pixels in each.
+    fn occluder_discs(&self, g: &TopGrid, b: &Blob) -> Vec<(Point, f64)> {
+        let cell = ((2.0 * self.footprint.reach() / g.mm_per_px).ceil() as usize).max(1);
+        let (cols, rows) = ((b.u1 - b.u0) / cell + 1, (b.v1 - b.v0) / cell + 1);
+        // Per cell: the bounding box of the blob's pixels in it.
+        let mut boxes = vec![None::<(usize, usize, usize, usize)>; cols * rows];
+        for v in b.v0..=b.v1 {
+            for u in b.u0..=b.u1 {
+                if self.labels[v * g.width + u] != b.label {
+                    continue;
+                }
+                let k = ((v - b.v0) / cell) * cols + (u - b.u0) / cell;
+                boxes[k] = Some(match boxes[k] {
+                    None => (u, u, v, v),
+                    Some((u0, u1, v0, v1)) => (u0.min(u), u1.max(u), v0.min(v), v1.max(v)),
+                });
+            }
+        }
+        boxes
+            .into_iter()
+            .flatten()
+            .map(|(u0, u1, v0, v1)| {
+                let a = g.table_from_px(u0 as f64, v0 as f64);
+                let z = g.table_from_px(u1 as f64, v1 as f64);
+                let center = Point::from((a.coords + z.coords) / 2.0);
+                (center, (z - a).norm() / 2.0 + g.mm_per_px)
+            })
+            .collect()
+    }
+}
