@@ -173,8 +173,9 @@ impl Default for FloorLook {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TagLook {
-    /// Hue shift of each player's colour (player 1 to 4), degrees, [−10, 10]:
-    /// printers differ, yet the four palette hues stay at least 50° apart.
+    /// Hue shift of each player's colour (player 1 to 4), degrees, [−7, 7]:
+    /// printers differ, yet the four palette hues stay at least 50° apart (blue
+    /// and purple, the nearest pair, are 66° apart).
     pub hue_shift_deg: [f64; 4],
     /// Saturation, ×, [0.75, 1.1]. Default 1.
     pub saturation: f64,
@@ -394,7 +395,7 @@ impl Look {
             depth_mm: r.random_range(600.0..=800.0),
         };
         let tags = TagLook {
-            hue_shift_deg: [(); 4].map(|_| r.random_range(-10.0..=10.0)),
+            hue_shift_deg: [(); 4].map(|_| r.random_range(-7.0..=7.0)),
             saturation: r.random_range(0.75..=1.1),
             value: r.random_range(0.8..=1.1),
             diffuse: r.random_range(0.0..=0.35),
@@ -483,7 +484,7 @@ impl Look {
             ("camera.defocus_px", k.defocus_px, 0.0, 1.4),
         ];
         for h in g.hue_shift_deg {
-            checks.push(("tags.hue_shift_deg", h, -10.0, 10.0));
+            checks.push(("tags.hue_shift_deg", h, -7.0, 7.0));
         }
         if let Some(q) = self.compression.quality {
             checks.push(("compression.quality", q, 30.0, 95.0));
