@@ -283,6 +283,22 @@ impl SetRun {
         );
     }
 
+    /// The `--json` report.
+    fn print_json(&self, suite: String, seed: Option<u64>) -> anyhow::Result<()> {
+        let report = SuiteReport {
+            suite,
+            seed,
+            clips: &self.results,
+            total: self.total.clone(),
+            clips_failed: self.failed(),
+            seconds: self.seconds,
+            wall_seconds: self.wall,
+            jobs: self.jobs,
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        Ok(())
+    }
+
     fn check(&self, work: &Path) -> anyhow::Result<()> {
         let failed = self.failed();
         if failed > 0 {
@@ -306,17 +322,7 @@ fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
         return Ok(());
     };
     if args.json {
-        let report = SuiteReport {
-            suite: path.display().to_string(),
-            seed: None,
-            clips: &run.results,
-            total: run.total.clone(),
-            clips_failed: run.failed(),
-            seconds: run.seconds,
-            wall_seconds: run.wall,
-            jobs: run.jobs,
-        };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        run.print_json(path.display().to_string(), None)?;
     } else {
         print!("{}", suite_table(&run.results, &run.total));
         run.print_notes();
@@ -352,17 +358,7 @@ fn run_sweep(n: usize, args: &EvalArgs) -> anyhow::Result<()> {
         return Ok(());
     };
     if args.json {
-        let report = SuiteReport {
-            suite: label,
-            seed: Some(seed),
-            clips: &run.results,
-            total: run.total.clone(),
-            clips_failed: run.failed(),
-            seconds: run.seconds,
-            wall_seconds: run.wall,
-            jobs: run.jobs,
-        };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        run.print_json(label, Some(seed))?;
     } else {
         println!("sweep seed {seed}: {n} clips");
         print!("{}", sweep_table(&run.results, &run.total));
@@ -670,10 +666,7 @@ fn clip_scenario(ctx: &SuiteRun, spec: &ClipSpec) -> anyhow::Result<Scenario> {
         scenario = scenario.with_players(n)?;
     }
     if let Some(m) = spec.moves {
-        if !scenario.shots.is_empty() {
-            bail!("moves: scenario {} scripts its own shots", scenario.name);
-        }
-        scenario.moves_per_player = Some(m);
+        scenario = scenario.with_moves(m)?;
     }
     scenario.render.hand = spec.hand;
     match &spec.look {

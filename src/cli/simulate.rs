@@ -118,10 +118,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         scenario = scenario.with_players(n)?;
     }
     if let Some(m) = args.moves {
-        if !scenario.shots.is_empty() {
-            bail!("--moves: scenario {} scripts its own shots", scenario.name);
-        }
-        scenario.moves_per_player = Some(m);
+        scenario = scenario.with_moves(m)?;
     }
     apply_look(&mut scenario, &args)?;
     if let Some(n) = args.noise {

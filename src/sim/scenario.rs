@@ -397,6 +397,18 @@ impl Scenario {
         Ok(self)
     }
 
+    /// The same scenario with `m` generated moves per player; not for one that
+    /// scripts its shots.
+    pub fn with_moves(mut self, m: u32) -> Result<Scenario, ScenarioError> {
+        if !self.shots.is_empty() {
+            return Err(self.invalid(format!(
+                "it scripts its own shots; it cannot be played with {m} moves per player"
+            )));
+        }
+        self.moves_per_player = Some(m);
+        Ok(self)
+    }
+
     fn invalid(&self, message: impl Into<String>) -> ScenarioError {
         ScenarioError::Invalid {
             name: self.name.clone(),
