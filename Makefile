@@ -49,8 +49,8 @@ eval-foreign: setup
 # floor materials, light colour and shadows, camera drift, H.264 or MJPG; see
 # src/sim/look.rs) simulated and analysed into out/sweep; a row a clip, the pooled
 # figures, and the worst clips with the command that renders each again.
-# SWEEP_SEED repeats a run (default: drawn, and printed first). N=40 takes about
-# SWEEP_MINUTES minutes on 2 cores; SWEEP_N=8 about a fifth of that, for a quick look.
+# SWEEP_SEED repeats a run (default: drawn, and printed first). N=40 took 17
+# minutes on 2 cores shared with two other builds; SWEEP_N=8 takes about 4, for a quick look.
 SWEEP_N ?= 40
 SWEEP_SEED ?=
 SWEEP_WORK ?= out/sweep
