@@ -1,12 +1,16 @@
 //! Tracker accuracy against ground truth (`fishtrack eval`): a record made by
 //! `analyse` compared with the simulator's truth, shot by shot and frame by frame;
-//! several such comparisons pooled into totals; and the evaluation set's definition
-//! ([`Suite`], `eval/suite.json`). Pure; the truth reaches it through [`TruthPoses`]
-//! (per-frame true poses) and a truth record (shots with the true flick/rest frames,
-//! lost items, scores). Uses: model, record.
+//! several such comparisons pooled into totals; the evaluation set's definition
+//! ([`Suite`], `eval/suite.json`); and the random sweep's clips ([`sweep_clips`]).
+//! Pure; the truth reaches it through [`TruthPoses`] (per-frame true poses) and a
+//! truth record (shots with the true flick/rest frames, lost items, scores).
+//! Uses: model, record, sim::look.
 
 use crate::model::{FrameIdx, ItemId, Pose};
 use crate::record::{Record, Shot};
+use crate::sim::look::Look;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -316,6 +320,19 @@ pub struct ClipSpec {
     /// What this clip is for.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// How the clip looks: a number draws a random look (with noise and exposure
+    /// drift) from that seed, an object is a look (`sim::look`, every key
+    /// optional); absent: the original look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub look: Option<LookChoice>,
+}
+
+/// A clip's look: drawn from a seed, or given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum LookChoice {
+    Seed(u64),
+    Look(Box<Look>),
 }
 
 fn default_seed() -> u64 {
@@ -376,6 +393,9 @@ impl Suite {
             if c.moves == Some(0) {
                 return Err(bad("moves must be at least 1".into()));
             }
+            if let Some(LookChoice::Look(look)) = &c.look {
+                look.check_ranges().map_err(|e| bad(e.to_string()))?;
+            }
         }
         if let Some(m) = self.mm_per_px {
             if !(m.is_finite() && (0.1..=10.0).contains(&m)) {
@@ -387,6 +407,41 @@ impl Suite {
         }
         Ok(())
     }
+}
+
+/// Player counts, moves per player and frame rates a sweep draws from.
+pub const SWEEP_PLAYERS: std::ops::RangeInclusive<usize> = 2..=4;
+pub const SWEEP_MOVES: std::ops::RangeInclusive<u32> = 1..=3;
+pub const SWEEP_FPS: [f64; 2] = [30.0, 60.0];
+
+/// The clips of a random sweep (`fishtrack eval --sweep N --seed S`): whole
+/// generated matches of 2–4 players with 1–3 moves each, at 30 or 60 fps, the
+/// hand on (three in four) or off, each with its own seed and random look. The
+/// same `seed` gives the same clips, and the first `n` of a longer sweep.
+pub fn sweep_clips(n: usize, seed: u64) -> Vec<ClipSpec> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|i| {
+            let players = rng.random_range(SWEEP_PLAYERS);
+            let moves = rng.random_range(SWEEP_MOVES);
+            let fps = SWEEP_FPS[rng.random_range(0..SWEEP_FPS.len())];
+            let hand = rng.random_bool(0.75);
+            let clip_seed = rng.random_range(1..1_000_000u64);
+            let look = rng.random_range(1..1_000_000u64);
+            ClipSpec {
+                name: format!("sweep-{i:03}"),
+                scenario: "match".into(),
+                seed: clip_seed,
+                fps,
+                hand,
+                players: Some(players),
+                moves: Some(moves),
+                size: None,
+                note: String::new(),
+                look: Some(LookChoice::Seed(look)),
+            }
+        })
+        .collect()
 }
 
 fn compare_shot(
@@ -633,6 +688,7 @@ mod tests {
             moves: None,
             size: None,
             note: String::new(),
+            look: None,
         };
         let suite = |clips| Suite {
             description: String::new(),

@@ -150,3 +150,112 @@ fn a_two_clip_suite_runs_end_to_end_and_pools_its_totals() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("no clip `nope`"), "{err}");
 }
+
+/// The same clip with `"look": 5` (a random look) instead of the original: it is
+/// rendered again (the truth alone would call the old video current), in that
+/// look, and kept on the next run.
+#[test]
+fn a_clip_in_a_look_is_rendered_in_it_and_again_when_the_look_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("set/scenes")).unwrap();
+    std::fs::write(dir.path().join("set/scenes/tiny.json"), TINY_SCENARIO).unwrap();
+    let suite = |look: &str| {
+        format!(
+            r#"{{ "size": "320x240", "mm_per_px": 2.0, "clips": [
+                 {{ "name": "tiny", "scenario": "scenes/tiny.json", "seed": 3, "fps": 10{look} }} ] }}"#
+        )
+    };
+    let run_json = |text: String| {
+        std::fs::write(dir.path().join("set/suite.json"), text).unwrap();
+        let (code, json, err) = run_in(
+            &[
+                "eval",
+                "--suite",
+                "set/suite.json",
+                "--work",
+                "work",
+                "--json",
+            ],
+            dir.path(),
+        );
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("JSON output");
+        let video = std::fs::read(dir.path().join("work/tiny/video.avi")).unwrap();
+        (v["clips"][0]["reused_video"].as_bool().unwrap(), video)
+    };
+    let (_, original) = run_json(suite(""));
+    let (kept, looked) = run_json(suite(r#", "look": 5"#));
+    assert!(!kept, "a new look must render the clip again");
+    assert!(original != looked, "the look changed nothing in the video");
+    let scenario = std::fs::read_to_string(dir.path().join("work/tiny/scenario.json")).unwrap();
+    assert!(scenario.contains("\"look\""), "{scenario}");
+    assert!(dir.path().join("work/tiny/look.json").exists());
+    let (kept, again) = run_json(suite(r#", "look": 5"#));
+    assert!(kept, "the same look must keep the video");
+    assert!(again == looked);
+}
+
+#[test]
+fn a_sweep_plays_valid_matches_of_two_to_four_players() {
+    use fishtrack::eval::{sweep_clips, LookChoice, Suite, SWEEP_FPS, SWEEP_MOVES, SWEEP_PLAYERS};
+    use fishtrack::sim::Scenario;
+    let clips = sweep_clips(40, 2024);
+    assert_eq!(clips.len(), 40);
+    let suite = Suite {
+        description: String::new(),
+        size: "1280x720".into(),
+        mm_per_px: None,
+        clips: clips.clone(),
+    };
+    assert_eq!(suite.validate(), Ok(()));
+    let mut players_seen = std::collections::BTreeSet::new();
+    let (mut fps_seen, mut hands) = (std::collections::BTreeSet::new(), [0; 2]);
+    for c in &clips {
+        let n = c.players.expect("a sweep clip sets its players");
+        assert!(SWEEP_PLAYERS.contains(&n), "{c:?}");
+        assert!(SWEEP_MOVES.contains(&c.moves.unwrap()), "{c:?}");
+        assert!(SWEEP_FPS.contains(&c.fps), "{c:?}");
+        assert!(matches!(c.look, Some(LookChoice::Seed(_))), "{c:?}");
+        players_seen.insert(n);
+        fps_seen.insert(c.fps as u32);
+        hands[usize::from(c.hand)] += 1;
+        // The scenario it names plays from a valid start with that many players.
+        let s = Scenario::built_in(&c.scenario)
+            .unwrap()
+            .with_players(n)
+            .unwrap();
+        let (table, items) = (s.table().unwrap(), s.items());
+        let poses = s.start_poses(&table, &items).unwrap();
+        s.validate_start(&table, &items, &poses)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    }
+    assert_eq!(players_seen.len(), 3, "{players_seen:?}");
+    assert_eq!(fps_seen.len(), 2, "{fps_seen:?}");
+    assert!(hands[0] > 0 && hands[1] > 0, "{hands:?}");
+    // A seed names its sweep, and a shorter sweep is the start of a longer one.
+    assert_eq!(sweep_clips(40, 2024), clips);
+    assert_eq!(sweep_clips(5, 2024), clips[..5].to_vec());
+    assert!(sweep_clips(40, 2025) != clips);
+}
+
+#[test]
+fn a_sweep_lists_its_clips_and_prints_its_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, table, err) = run_in(
+        &["eval", "--sweep", "5", "--seed", "9", "--list"],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    for i in 0..5 {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("sweep-{i:03}")))
+            .unwrap_or_else(|| panic!("no row {i}:\n{table}"));
+        let players: usize = row.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!((2..=4).contains(&players), "{row}");
+    }
+    assert!(err.contains("seed 9"), "{err}");
+    // --seed belongs to a sweep.
+    let (code, _, err) = run_in(&["eval", "--seed", "9"], dir.path());
+    assert_eq!(code, 2, "{err}");
+}

@@ -156,3 +156,100 @@ fn the_same_seed_gives_the_same_video() {
         "the video differs between two runs of one seed"
     );
 }
+
+#[test]
+fn players_and_moves_set_a_generated_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m");
+    let (code, _, err) = run(&[
+        "simulate",
+        "--scenario",
+        "match",
+        "--players",
+        "3",
+        "--moves",
+        "1",
+        "--truth-only",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let truth = fishtrack::sim::Truth::load(&out.join("truth.json")).unwrap();
+    assert_eq!(truth.players.len(), 3);
+    assert_eq!(truth.shots.len(), 3, "one move each");
+    let o = dir.path().to_str().unwrap();
+    let (code, _, err) = run(&[
+        "simulate",
+        "--scenario",
+        "match",
+        "--players",
+        "5",
+        "--truth-only",
+        "-o",
+        o,
+    ]);
+    one_error_line(code, &err, "5 players");
+    let (code, _, err) = run(&[
+        "simulate",
+        "--scenario",
+        "coin-collision",
+        "--players",
+        "2",
+        "--truth-only",
+        "-o",
+        o,
+    ]);
+    one_error_line(code, &err, "scripted");
+}
+
+/// `--look random` writes the look it drew (the one `Look::random` gives for the
+/// seed) beside the video, in a video other than the original look's; the
+/// original look writes none; that file renders as a look; a look file that is
+/// not there is one line.
+#[cfg(feature = "opencv")]
+#[test]
+fn a_random_look_is_written_beside_its_video() {
+    use fishtrack::sim::look::Look;
+    let dir = tempfile::tempdir().unwrap();
+    let render = |name: &str, look: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "simulate",
+            "--scenario",
+            "single-shot",
+            "--seed",
+            "5",
+            "--size",
+            "192x108",
+            "--video",
+            "v.avi",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(look);
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let plain = render("plain", &[]);
+    assert!(!plain.join("look.json").exists());
+    let looked = render("looked", &["--look", "random", "--look-seed", "8"]);
+    let look: Look =
+        serde_json::from_str(&std::fs::read_to_string(looked.join("look.json")).unwrap()).unwrap();
+    assert_eq!(look.summary(), Look::random(8).summary());
+    assert_eq!(look.check_ranges(), Ok(()));
+    let video = |d: &std::path::Path| std::fs::read(d.join("v.avi")).unwrap();
+    assert!(video(&plain) != video(&looked));
+    // The look file renders too (and is no original look).
+    let file = looked.join("look.json");
+    let again = render("again", &["--look", file.to_str().unwrap()]);
+    assert!(video(&again) != video(&plain));
+    let (code, _, err) = run(&[
+        "simulate",
+        "--look",
+        "no-such-look.json",
+        "-o",
+        dir.path().join("x").to_str().unwrap(),
+    ]);
+    one_error_line(code, &err, "no-such-look.json");
+}

@@ -1,16 +1,21 @@
 //! The renderer against the truth: a truth point projected through the truth
 //! camera lands on the rendered item (colour check), and stacked items are drawn
 //! in order of height. Small images, no noise, so the check is exact enough.
+//! Looks: the original one renders the very pixels it did before looks existed,
+//! a random look is repeatable by its seed and differs between seeds, the hand
+//! casts its shadow, and a random look stays inside its documented ranges.
 #![cfg(feature = "opencv")]
 
 use fishtrack::model::ItemId;
 use fishtrack::sim::camera::SimCamera;
+use fishtrack::sim::look::{Look, TableMaterial};
 use fishtrack::sim::scenario::RenderSpec;
 use fishtrack::sim::{simulate, Scenario, SimOptions, Truth};
 use fishtrack::vision::render::Renderer;
 use nalgebra::{Matrix3, Point3, Vector3};
 use opencv::core::{Mat, Vec3b};
 use opencv::prelude::*;
+use proptest::prelude::*;
 
 fn quiet() -> RenderSpec {
     RenderSpec {
@@ -19,6 +24,7 @@ fn quiet() -> RenderSpec {
         subframes: 1,
         exposure_drift: 0.0,
         shutter: 0.5,
+        look: Look::default(),
     }
 }
 
@@ -131,4 +137,205 @@ fn a_fish_on_a_fish_is_drawn_on_top() {
         close(got, green, 40.0),
         "overlap pixel {got:?} is not the top (green) fish"
     );
+}
+
+/// FNV-1a over a frame's bytes (BGR, row by row).
+fn checksum(img: &Mat) -> u64 {
+    img.data_bytes()
+        .unwrap()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+/// Frames 10 (the hand coming in), 30 (fish and hand moving: motion blur) and 45
+/// (at rest) of `single-shot` seed 3 at 320x180 in the original look, with noise
+/// and exposure drift. The sums are those of `fishtrack simulate --scenario
+/// single-shot --seed 3 --size 320x180 --png-frames 10,30,45` built at 56966c1,
+/// before looks existed (the PNGs' pixels, BGR): the original look must not move
+/// a single byte.
+#[test]
+fn the_original_look_renders_the_very_pixels_it_did_before_looks() {
+    let s = Scenario::built_in("single-shot").unwrap();
+    assert!(s.render.look.is_original());
+    let opts = SimOptions {
+        seed: 3,
+        size: [320, 180],
+        ..SimOptions::default()
+    };
+    let truth = simulate(&s, &opts).unwrap();
+    let mut r = Renderer::new(&truth, &s.render, truth.seed).unwrap();
+    for (f, want) in [
+        (10usize, 0xf9d6_624e_4395_1a7bu64),
+        (30, 0x7be5_2ed1_7869_fe72),
+        (45, 0x9099_0413_8238_a273),
+    ] {
+        let img = r
+            .render_frame(truth.frames.get(f - 1), &truth.frames[f], truth.video.fps)
+            .unwrap();
+        assert_eq!(
+            checksum(&img),
+            want,
+            "frame {f} of the original look changed"
+        );
+    }
+}
+
+/// Frame 30 of `single-shot` seed 3 (fish and hand moving) at 200x120, in the
+/// random look of `look_seed` (or the original), from a fresh renderer.
+fn look_frame(look_seed: Option<u64>) -> Vec<u8> {
+    let mut s = Scenario::built_in("single-shot").unwrap();
+    if let Some(k) = look_seed {
+        s.render.randomise(k);
+    }
+    let opts = SimOptions {
+        seed: 3,
+        size: [200, 120],
+        ..SimOptions::default()
+    };
+    let truth = simulate(&s, &opts).unwrap();
+    let mut r = Renderer::new(&truth, &s.render, truth.seed).unwrap();
+    let img = r
+        .render_frame(truth.frames.get(29), &truth.frames[30], truth.video.fps)
+        .unwrap();
+    img.data_bytes().unwrap().to_vec()
+}
+
+#[test]
+fn a_look_seed_gives_the_same_frames_and_another_seed_other_frames() {
+    let one = look_frame(Some(1));
+    assert!(
+        one == look_frame(Some(1)),
+        "look seed 1 rendered twice differs"
+    );
+    let two = look_frame(Some(2));
+    let differing = one.iter().zip(&two).filter(|(a, b)| a != b).count();
+    // Other materials, light and camera: most of the frame changes.
+    assert!(
+        differing > one.len() / 2,
+        "look seeds 1 and 2 differ in only {differing} of {} bytes",
+        one.len()
+    );
+    assert!(one != look_frame(None), "look seed 1 is the original look");
+}
+
+/// The hand in the air casts its shadow sideways on the table: with the lamp low
+/// at its side, the table where the fist's shadow falls is darker than in the
+/// same look without shadows.
+#[test]
+fn the_hand_casts_a_shadow_on_the_table() {
+    let mut s = Scenario::built_in("single-shot").unwrap();
+    s.render = RenderSpec {
+        hand: true,
+        ..quiet()
+    };
+    let opts = SimOptions {
+        seed: 3,
+        size: [640, 360],
+        ..SimOptions::default()
+    };
+    let truth = simulate(&s, &opts).unwrap();
+    let f = &truth.frames[10];
+    let h = f.hand.expect("the hand is over the table at frame 10");
+    let side = h.arm_theta + std::f64::consts::FRAC_PI_2;
+    let mut look = Look::default();
+    look.light.azimuth_deg = side.to_degrees().rem_euclid(360.0);
+    look.light.elevation_deg = 35.0;
+    look.light.shadow_softness_mm = 3.0;
+    let frame = |strength: f64| {
+        let mut spec = s.render.clone();
+        spec.look = look.clone();
+        spec.look.light.shadow_strength = strength;
+        let mut r = Renderer::new(&truth, &spec, 3).unwrap();
+        r.render_frame(None, f, 30.0).unwrap()
+    };
+    let (lit, shaded) = (frame(0.0), frame(0.6));
+    // The fist's centre, and where its shadow falls.
+    let (s0, c0) = h.arm_theta.sin_cos();
+    let fist = Point3::new(h.x + c0 * 85.0, h.y + s0 * 85.0, h.z + 28.0);
+    let l = look.light_direction();
+    let on_table = Point3::new(
+        fist.x - l[0] * fist.z / l[2],
+        fist.y - l[1] * fist.z / l[2],
+        0.0,
+    );
+    let cam = camera(&truth);
+    let grey = |c: [f64; 3]| c.iter().sum::<f64>() / 3.0;
+    let (a, b) = (
+        grey(pixel(&lit, &cam, on_table)),
+        grey(pixel(&shaded, &cam, on_table)),
+    );
+    assert!(
+        b < 0.75 * a,
+        "under the fist's shadow {b:.0}, without shadows {a:.0}"
+    );
+    // Far from hand and shadow, nothing changes.
+    let far = Point3::new(150.0, 600.0, 0.0);
+    assert_eq!(pixel(&lit, &cam, far), pixel(&shaded, &cam, far));
+}
+
+/// Hue of a `#rrggbb` colour, degrees.
+fn hue(hex: &str) -> f64 {
+    let [r, g, b] = fishtrack::config::parse_hex_color(hex)
+        .unwrap()
+        .map(|v| v as f64 / 255.0);
+    let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+    let d = max - min;
+    if max == r {
+        60.0 * ((g - b) / d).rem_euclid(6.0)
+    } else if max == g {
+        60.0 * ((b - r) / d + 2.0)
+    } else {
+        60.0 * ((r - g) / d + 4.0)
+    }
+}
+
+#[test]
+fn a_look_outside_its_ranges_is_named() {
+    assert_eq!(Look::default().check_ranges(), Ok(()));
+    let mut look = Look::random(3);
+    look.light.elevation_deg = 10.0;
+    let err = look.check_ranges().unwrap_err();
+    assert_eq!(err.field, "light.elevation_deg");
+    let mut look = Look::random(3);
+    look.tags.hue_shift_deg[2] = f64::NAN;
+    assert_eq!(look.check_ranges().unwrap_err().field, "tags.hue_shift_deg");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, .. ProptestConfig::default() })]
+
+    /// Every random look: inside the documented ranges, the palette's four tag
+    /// hues still at least 50° apart after their shifts, cloth and felt tables
+    /// low in saturation (no tag hides in them), the same look after a JSON trip.
+    #[test]
+    fn a_random_look_stays_in_its_documented_ranges(seed in any::<u64>()) {
+        let look = Look::random(seed);
+        prop_assert_eq!(look.check_ranges(), Ok(()));
+        prop_assert!(!look.is_original());
+        let players = fishtrack::sim::scenario::palette_players(4).unwrap();
+        let hues: Vec<f64> = players
+            .iter()
+            .enumerate()
+            .map(|(i, p)| hue(&p.color) + look.tags.hue_shift_deg[i])
+            .collect();
+        for i in 0..hues.len() {
+            for j in i + 1..hues.len() {
+                let d = (hues[i] - hues[j]).rem_euclid(360.0);
+                prop_assert!(d.min(360.0 - d) >= 50.0, "hues {:?}", hues);
+            }
+        }
+        if matches!(look.table.material, TableMaterial::Cloth | TableMaterial::Felt) {
+            let [r, g, b] = look.table.colour.map(|v| v as f64);
+            let max = r.max(g).max(b);
+            prop_assert!((max - r.min(g).min(b)) / max < 0.5, "cloth {:?}", look.table.colour);
+        }
+        // serde_json reads floats back to within an ulp, not always exactly.
+        let text = serde_json::to_string(&look).unwrap();
+        let back: Look = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(back.check_ranges(), Ok(()));
+        prop_assert_eq!(back.summary(), look.summary());
+        prop_assert!((back.light.azimuth_deg - look.light.azimuth_deg).abs() < 1e-9);
+    }
 }

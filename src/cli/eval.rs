@@ -17,9 +17,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::eval::{evaluate, pool, ClipSpec, EvalSamples, Evaluation, Spread, Suite, TruthPoses};
+use crate::eval::{
+    evaluate, pool, sweep_clips, ClipSpec, EvalSamples, Evaluation, LookChoice, Spread, Suite,
+    TruthPoses,
+};
 use crate::model::{FrameIdx, ItemId, Pose};
 use crate::record::Record;
+use crate::sim::look::Look;
 use crate::sim::truth::{FrameTruth, Truth};
 use crate::sim::{Scenario, SimOptions};
 
@@ -31,14 +35,20 @@ fishtrack eval --suite eval/suite.json runs the evaluation set: each clip is sim
 the work folder (kept there, and reused while the simulator still plays the same truth), \
 analysed, and compared; one table shows every figure per clip and the totals over all clips \
 (medians and p95 of all samples pooled, counts summed). Each clip's folder keeps its \
-scenario.json, video, truth, record and the simulate/analyse logs."
+scenario.json, video, truth, record and the simulate/analyse logs.\n\n\
+fishtrack eval --sweep N [--seed S] runs N random clips the same way (into out/sweep): whole \
+matches of 2-4 players with 1-3 moves each, 30 or 60 fps, hand on or off, each in a random \
+look (materials, light and shadows, camera drift, H.264...: src/sim/look.rs); it prints a row \
+a clip, the pooled figures and the worst clips with the command that renders each again. \
+Without --seed the sweep seed is drawn and printed, so a run can be repeated.",
+    group(clap::ArgGroup::new("set").args(["suite", "sweep"]))
 )]
 pub struct EvalArgs {
     /// The record written by `fishtrack analyse`.
-    #[arg(required_unless_present = "suite", conflicts_with = "suite")]
+    #[arg(required_unless_present = "set", conflicts_with = "set")]
     pub record: Option<PathBuf>,
     /// The truth.json written by `fishtrack simulate` for the same video.
-    #[arg(required_unless_present = "suite")]
+    #[arg(required_unless_present = "set")]
     pub truth: Option<PathBuf>,
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
@@ -46,27 +56,45 @@ pub struct EvalArgs {
     /// Run an evaluation set (e.g. eval/suite.json) instead of one record.
     #[arg(long, value_name = "SUITE.json")]
     pub suite: Option<PathBuf>,
-    /// The suite's working folder: one sub-folder per clip.
-    #[arg(long, default_value = "out/eval", requires = "suite")]
-    pub work: PathBuf,
+    /// Run N random clips (random matches and looks) instead of a suite.
+    #[arg(long, value_name = "N")]
+    pub sweep: Option<usize>,
+    /// The sweep's seed: the same seed gives the same clips (default: drawn, and printed).
+    #[arg(long, requires = "sweep")]
+    pub seed: Option<u64>,
+    /// The working folder: one sub-folder per clip (default out/eval, a sweep out/sweep).
+    #[arg(long, requires = "set")]
+    pub work: Option<PathBuf>,
     /// Image size of every clip instead of the suite's, WIDTHxHEIGHT (e.g. a quick 640x360).
-    #[arg(long, requires = "suite")]
+    #[arg(long, requires = "set")]
     pub size: Option<String>,
     /// Run only these clips (comma-separated names); the totals are over them.
-    #[arg(long, value_delimiter = ',', requires = "suite")]
+    #[arg(long, value_delimiter = ',', requires = "set")]
     pub only: Vec<String>,
     /// Clips worked on at once (default: one per core).
-    #[arg(long, requires = "suite")]
+    #[arg(long, requires = "set")]
     pub jobs: Option<usize>,
     /// Render every clip again, even one whose truth is unchanged (after a renderer change).
-    #[arg(long, requires = "suite")]
+    #[arg(long, requires = "set")]
     pub fresh: bool,
     /// Don't analyse again where the work folder already holds a clip's record.
-    #[arg(long, requires = "suite")]
+    #[arg(long, requires = "set")]
     pub reuse_records: bool,
-    /// Only list what the suite covers (plays the physics, renders and analyses nothing).
-    #[arg(long, requires = "suite")]
+    /// Only list what the set covers (plays the physics, renders and analyses nothing).
+    #[arg(long, requires = "set")]
     pub list: bool,
+}
+
+impl EvalArgs {
+    fn work(&self) -> PathBuf {
+        self.work.clone().unwrap_or_else(|| {
+            if self.sweep.is_some() {
+                "out/sweep".into()
+            } else {
+                "out/eval".into()
+            }
+        })
+    }
 }
 
 /// The truth's frames, indexed for lookups by frame.
@@ -138,6 +166,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     if let Some(suite) = &args.suite {
         return run_suite(suite, &args);
     }
+    if let Some(n) = args.sweep {
+        return run_sweep(n, &args);
+    }
     let (Some(record), Some(truth)) = (&args.record, &args.truth) else {
         bail!("give a RECORD and its TRUTH, or --suite SUITE.json");
     };
@@ -207,6 +238,9 @@ struct SuiteRun<'a> {
 #[derive(Serialize)]
 struct SuiteReport<'a> {
     suite: String,
+    /// A sweep's seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
     clips: &'a [ClipResult],
     total: Evaluation,
     clips_failed: usize,
@@ -215,11 +249,132 @@ struct SuiteReport<'a> {
     jobs: usize,
 }
 
+/// A set's clips run: each clip's outcome, the pooled figures, the time taken.
+struct SetRun {
+    results: Vec<ClipResult>,
+    total: Evaluation,
+    seconds: Seconds,
+    wall: f64,
+    jobs: usize,
+}
+
+impl SetRun {
+    fn failed(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|r| r.evaluation.is_none())
+            .count()
+    }
+
+    /// The errors and notes of the clips, and the time line.
+    fn print_notes(&self) {
+        for r in &self.results {
+            if let Some(e) = &r.error {
+                println!("{}: FAILED: {e}", r.spec.name);
+            }
+            for n in &r.notes {
+                println!("{}: note: {n}", r.spec.name);
+            }
+        }
+        println!(
+            "time: simulate {:.0} s, analyse {:.0} s, eval {:.1} s (summed over clips); \
+             wall {:.0} s with {} at once",
+            self.seconds.simulate, self.seconds.analyse, self.seconds.eval, self.wall, self.jobs
+        );
+    }
+
+    /// The `--json` report.
+    fn print_json(&self, suite: String, seed: Option<u64>) -> anyhow::Result<()> {
+        let report = SuiteReport {
+            suite,
+            seed,
+            clips: &self.results,
+            total: self.total.clone(),
+            clips_failed: self.failed(),
+            seconds: self.seconds,
+            wall_seconds: self.wall,
+            jobs: self.jobs,
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        Ok(())
+    }
+
+    fn check(&self, work: &Path) -> anyhow::Result<()> {
+        let failed = self.failed();
+        if failed > 0 {
+            bail!(
+                "{failed} of {} clips failed (logs in {})",
+                self.results.len(),
+                work.display()
+            );
+        }
+        Ok(())
+    }
+}
+
 fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
     let suite: Suite = crate::config::load_json(path)?;
     suite
         .validate()
         .with_context(|| format!("{}", path.display()))?;
+    let suite_dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let Some(run) = run_set(&suite, &suite_dir, &path.display().to_string(), args)? else {
+        return Ok(());
+    };
+    if args.json {
+        run.print_json(path.display().to_string(), None)?;
+    } else {
+        print!("{}", suite_table(&run.results, &run.total));
+        run.print_notes();
+    }
+    run.check(&args.work())
+}
+
+/// `--sweep N`: N random clips ([`sweep_clips`]) through the suite's machinery.
+fn run_sweep(n: usize, args: &EvalArgs) -> anyhow::Result<()> {
+    if n == 0 {
+        bail!("--sweep 0: nothing to run");
+    }
+    let seed = args.seed.unwrap_or_else(|| {
+        // Drawn from the clock, and printed: the seed is the run's name.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        t % 1_000_000
+    });
+    eprintln!(
+        "sweep: {n} random clips from seed {seed} (again: fishtrack eval --sweep {n} --seed {seed}, \
+         or make eval-sweep SWEEP_N={n} SWEEP_SEED={seed})"
+    );
+    let suite = Suite {
+        description: format!("{n} random clips, sweep seed {seed}"),
+        size: "1280x720".into(),
+        mm_per_px: None,
+        clips: sweep_clips(n, seed),
+    };
+    suite.validate().context("the sweep's clips")?;
+    let label = format!("sweep {seed}");
+    let Some(run) = run_set(&suite, Path::new("."), &label, args)? else {
+        return Ok(());
+    };
+    if args.json {
+        run.print_json(label, Some(seed))?;
+    } else {
+        println!("sweep seed {seed}: {n} clips");
+        print!("{}", sweep_table(&run.results, &run.total));
+        run.print_notes();
+    }
+    run.check(&args.work())
+}
+
+/// Simulates, analyses and evaluates a set's clips (all, or `--only`) in
+/// parallel; `None` after `--list`, which only lists them.
+fn run_set(
+    suite: &Suite,
+    suite_dir: &Path,
+    label: &str,
+    args: &EvalArgs,
+) -> anyhow::Result<Option<SetRun>> {
     if let Some(s) = &args.size {
         super::simulate::parse_size(s)?;
     }
@@ -227,25 +382,26 @@ fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
     if !args.only.is_empty() {
         for name in &args.only {
             if !suite.clips.iter().any(|c| &c.name == name) {
-                bail!("--only: {} has no clip `{name}`", path.display());
+                bail!("--only: {label} has no clip `{name}`");
             }
         }
         clips.retain(|c| args.only.contains(&c.name));
     }
+    let work = args.work();
     if args.list {
-        return list_suite(path, &suite, &clips, args);
+        list_suite(suite, suite_dir, &clips, args)?;
+        return Ok(None);
     }
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, 64);
-    std::fs::create_dir_all(&args.work)
-        .with_context(|| format!("creating {}", args.work.display()))?;
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let ctx = SuiteRun {
         exe: std::env::current_exe().context("finding the fishtrack binary")?,
-        suite: &suite,
-        suite_dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-        work: args.work.clone(),
+        suite,
+        suite_dir: suite_dir.to_path_buf(),
+        work,
         size: args.size.as_deref(),
         fresh: args.fresh,
         reuse_records: args.reuse_records,
@@ -254,7 +410,7 @@ fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
         .num_threads(jobs)
         .build()
         .context("starting the worker threads")?;
-    let bar = super::progress_bar(clips.len() as u64, "eval suite");
+    let bar = super::progress_bar(clips.len() as u64, "eval");
     let started = Instant::now();
     // First every clip's physics (no pixels, a moment each): its truth tells
     // whether a video kept from an earlier run is still this clip's, and its
@@ -288,9 +444,9 @@ fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
         .collect();
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
-    let ok: Vec<&ClipResult> = results.iter().filter(|r| r.evaluation.is_some()).collect();
     let (total, _) = pool(
-        ok.iter()
+        results
+            .iter()
             .filter_map(|r| r.evaluation.as_ref().map(|e| (e, &r.samples))),
     );
     let mut seconds = Seconds::default();
@@ -299,56 +455,27 @@ fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
         seconds.analyse += r.seconds.analyse;
         seconds.eval += r.seconds.eval;
     }
-    let failed = results.len() - ok.len();
-    if args.json {
-        let report = SuiteReport {
-            suite: path.display().to_string(),
-            clips: &results,
-            total,
-            clips_failed: failed,
-            seconds,
-            wall_seconds: wall,
-            jobs,
-        };
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", suite_table(&results, &total));
-        for r in &results {
-            if let Some(e) = &r.error {
-                println!("{}: FAILED: {e}", r.spec.name);
-            }
-            for n in &r.notes {
-                println!("{}: note: {n}", r.spec.name);
-            }
-        }
-        println!(
-            "time: simulate {:.0} s, analyse {:.0} s, eval {:.1} s (summed over clips); \
-             wall {:.0} s with {jobs} at once",
-            seconds.simulate, seconds.analyse, seconds.eval, wall
-        );
-    }
-    if failed > 0 {
-        bail!(
-            "{failed} of {} clips failed (logs in {})",
-            results.len(),
-            args.work.display()
-        );
-    }
-    Ok(())
+    Ok(Some(SetRun {
+        results,
+        total,
+        seconds,
+        wall,
+        jobs,
+    }))
 }
 
 /// What each clip holds, from its physics alone: the suite's coverage.
 fn list_suite(
-    path: &Path,
     suite: &Suite,
+    suite_dir: &Path,
     clips: &[&ClipSpec],
     args: &EvalArgs,
 ) -> anyhow::Result<()> {
     let ctx = SuiteRun {
         exe: PathBuf::new(),
         suite,
-        suite_dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-        work: args.work.clone(),
+        suite_dir: suite_dir.to_path_buf(),
+        work: args.work(),
         size: args.size.as_deref(),
         fresh: false,
         reuse_records: false,
@@ -539,12 +666,14 @@ fn clip_scenario(ctx: &SuiteRun, spec: &ClipSpec) -> anyhow::Result<Scenario> {
         scenario = scenario.with_players(n)?;
     }
     if let Some(m) = spec.moves {
-        if !scenario.shots.is_empty() {
-            bail!("moves: scenario {} scripts its own shots", scenario.name);
-        }
-        scenario.moves_per_player = Some(m);
+        scenario = scenario.with_moves(m)?;
     }
     scenario.render.hand = spec.hand;
+    match &spec.look {
+        None => {}
+        Some(LookChoice::Seed(seed)) => scenario.render.randomise(*seed),
+        Some(LookChoice::Look(look)) => scenario.render.look = (**look).clone(),
+    }
     Ok(scenario)
 }
 
@@ -573,12 +702,14 @@ fn clip_steps(
     // differ from the one written in its last bit.
     let expected_text = serde_json::to_string_pretty(&expected)? + "\n";
     let same_truth = || std::fs::read_to_string(&truth_path).is_ok_and(|t| t == expected_text);
-    let kept = !ctx.fresh && video.exists() && same_truth();
+    // The truth knows nothing of the look: the scenario written beside it does.
+    let scenario_path = dir.join("scenario.json");
+    let same_scenario = std::fs::read_to_string(&scenario_path).is_ok_and(|t| t == scenario_text);
+    let kept = !ctx.fresh && video.exists() && same_truth() && same_scenario;
     if !kept {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         // A half-written clip must not pass for a kept one next time.
         let _ = std::fs::remove_file(&truth_path);
-        let scenario_path = dir.join("scenario.json");
         std::fs::write(&scenario_path, &scenario_text)
             .with_context(|| format!("writing {}", scenario_path.display()))?;
         child(
@@ -757,6 +888,229 @@ fn suite_table(results: &[ClipResult], total: &Evaluation) -> String {
     super::columns(&rows, &[0], &[2, rows.len() - 2], Rule::Whole)
 }
 
+/// How right a clip came out, worst first when sorted: the share of shots scored
+/// right, the final totals, identity switches, lost-item misses.
+fn badness(
+    e: &Evaluation,
+) -> (
+    u64,
+    bool,
+    std::cmp::Reverse<usize>,
+    std::cmp::Reverse<usize>,
+) {
+    let share = if e.truth_shots == 0 {
+        1.0
+    } else {
+        e.score_agreement as f64 / e.truth_shots as f64
+    };
+    (
+        (share * 1e6) as u64,
+        e.totals_agree,
+        std::cmp::Reverse(e.identity_switches),
+        std::cmp::Reverse(e.lost_false_negative + e.lost_false_positive),
+    )
+}
+
+fn percent(a: usize, b: usize) -> String {
+    if b == 0 {
+        "-".into()
+    } else {
+        format!("{:.0}%", 100.0 * a as f64 / b as f64)
+    }
+}
+
+/// The command that renders a sweep clip again on its own.
+fn again(spec: &ClipSpec) -> String {
+    let look = match &spec.look {
+        Some(LookChoice::Seed(s)) => format!(" --look random --look-seed {s}"),
+        Some(LookChoice::Look(_)) | None => String::new(),
+    };
+    format!(
+        "fishtrack simulate --scenario {} --players {} --moves {} --seed {} --fps {}{}{} -o out/again/{}",
+        spec.scenario,
+        spec.players.unwrap_or(2),
+        spec.moves.unwrap_or(1),
+        spec.seed,
+        spec.fps,
+        if spec.hand { "" } else { " --no-hand" },
+        look,
+        spec.name
+    )
+}
+
+/// The sweep's table: a row a clip (seed, players, look, shots, scores, totals,
+/// switches, lost items), then the pooled figures and the worst clips.
+fn sweep_table(results: &[ClipResult], total: &Evaluation) -> String {
+    let mut rows: Vec<Vec<String>> = vec![[
+        "clip",
+        "seed",
+        "pl",
+        "mv",
+        "fps",
+        "hand",
+        "look",
+        "shots",
+        "scored",
+        "totals",
+        "id sw",
+        "lost P/R",
+        "rest mm",
+        "motion mm",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()];
+    let mut evaluated = 0;
+    let mut totals_right = 0;
+    for r in results {
+        let look = match &r.spec.look {
+            Some(LookChoice::Seed(s)) => Look::random(*s).summary(),
+            Some(LookChoice::Look(l)) => l.summary(),
+            None => "original".into(),
+        };
+        let mut row = vec![
+            r.spec.name.clone(),
+            r.spec.seed.to_string(),
+            r.players.to_string(),
+            r.spec.moves.map_or("-".into(), |m| m.to_string()),
+            r.spec.fps.to_string(),
+            if r.spec.hand { "on" } else { "off" }.into(),
+            look,
+        ];
+        match &r.evaluation {
+            Some(e) => {
+                evaluated += 1;
+                totals_right += usize::from(e.totals_agree);
+                let med = |x: &Spread| {
+                    if x.count == 0 {
+                        "-".to_string()
+                    } else {
+                        format!("{:.2}", x.median)
+                    }
+                };
+                row.extend([
+                    format!("{}/{}", e.matched_shots, e.truth_shots),
+                    format!("{}/{}", e.score_agreement, e.truth_shots),
+                    if e.totals_agree { "yes" } else { "NO" }.into(),
+                    e.identity_switches.to_string(),
+                    lost_cell(e),
+                    med(&e.rest_position_mm),
+                    med(&e.motion_position_mm),
+                ]);
+            }
+            None => row.push("FAILED".into()),
+        }
+        rows.push(row);
+    }
+    let mut out = super::columns(&rows, &[0, 6], &[1], Rule::Whole);
+    let t = total;
+    let lines = [
+        (
+            "clips evaluated",
+            format!("{evaluated} of {}", results.len()),
+        ),
+        (
+            "shots found",
+            format!(
+                "{}/{} ({}; the record has {})",
+                t.matched_shots,
+                t.truth_shots,
+                percent(t.matched_shots, t.truth_shots),
+                t.record_shots
+            ),
+        ),
+        (
+            "shots scored right",
+            format!(
+                "{}/{} ({})",
+                t.score_agreement,
+                t.truth_shots,
+                percent(t.score_agreement, t.truth_shots)
+            ),
+        ),
+        (
+            "final totals right",
+            format!(
+                "{totals_right}/{evaluated} ({})",
+                percent(totals_right, evaluated)
+            ),
+        ),
+        ("identity switches", t.identity_switches.to_string()),
+        (
+            "lost items P/R",
+            format!(
+                "{:.0}% / {:.0}% (tp {}, fp {}, fn {})",
+                100.0 * t.lost_precision(),
+                100.0 * t.lost_recall(),
+                t.lost_true_positive,
+                t.lost_false_positive,
+                t.lost_false_negative
+            ),
+        ),
+        (
+            "rest position mm",
+            format!(
+                "median {:.2}, p95 {:.2}",
+                t.rest_position_mm.median, t.rest_position_mm.p95
+            ),
+        ),
+        (
+            "motion position mm",
+            format!(
+                "median {:.2}, p95 {:.2}",
+                t.motion_position_mm.median, t.motion_position_mm.p95
+            ),
+        ),
+    ];
+    out.push_str("\npooled:\n");
+    for (k, v) in lines {
+        out.push_str(&format!("  {k:<20} {v}\n"));
+    }
+    let mut worst: Vec<&ClipResult> = results
+        .iter()
+        .filter(|r| {
+            r.evaluation.as_ref().is_none_or(|e| {
+                e.score_agreement < e.truth_shots
+                    || !e.totals_agree
+                    || e.identity_switches > 0
+                    || e.lost_false_negative + e.lost_false_positive > 0
+            })
+        })
+        .collect();
+    worst.sort_by_key(|r| r.evaluation.as_ref().map(badness));
+    if !worst.is_empty() {
+        out.push_str("worst clips:\n");
+        for r in worst.iter().take(8) {
+            let what = match &r.evaluation {
+                Some(e) => format!(
+                    "{}/{} scored, totals {}, {} switches, lost fp {} fn {}",
+                    e.score_agreement,
+                    e.truth_shots,
+                    if e.totals_agree { "right" } else { "wrong" },
+                    e.identity_switches,
+                    e.lost_false_positive,
+                    e.lost_false_negative
+                ),
+                None => "failed".into(),
+            };
+            out.push_str(&format!("  {} ({what}): {}\n", r.spec.name, again(&r.spec)));
+        }
+    }
+    out
+}
+
+fn lost_cell(e: &Evaluation) -> String {
+    if e.lost_true_positive + e.lost_false_positive + e.lost_false_negative > 0 {
+        format!(
+            "{:.0}/{:.0}",
+            100.0 * e.lost_precision(),
+            100.0 * e.lost_recall()
+        )
+    } else {
+        "-".into()
+    }
+}
+
 /// The figure cells of one row, from shots to score agreement.
 fn figure_cells(e: &Evaluation, totals: String) -> Vec<String> {
     let f = |s: &Spread, x: f64| {
@@ -773,7 +1127,6 @@ fn figure_cells(e: &Evaluation, totals: String) -> Vec<String> {
             format!("{}/{}", s.median, s.max)
         }
     };
-    let lost_any = e.lost_true_positive + e.lost_false_positive + e.lost_false_negative > 0;
     vec![
         format!("{}/{}/{}", e.truth_shots, e.record_shots, e.matched_shots),
         f(&e.rest_position_mm, e.rest_position_mm.median),
@@ -783,15 +1136,7 @@ fn figure_cells(e: &Evaluation, totals: String) -> Vec<String> {
         f(&e.motion_position_mm, e.motion_position_mm.median),
         f(&e.motion_position_mm, e.motion_position_mm.p95),
         e.identity_switches.to_string(),
-        if lost_any {
-            format!(
-                "{:.0}/{:.0}",
-                100.0 * e.lost_precision(),
-                100.0 * e.lost_recall()
-            )
-        } else {
-            "-".into()
-        },
+        lost_cell(e),
         format!(
             "{}/{}/{}",
             e.lost_true_positive, e.lost_false_positive, e.lost_false_negative

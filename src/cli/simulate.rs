@@ -1,8 +1,10 @@
 //! `fishtrack simulate`: plays a scenario (built-in or JSON file) and writes the
 //! rendered video (or calibration PNGs), `truth.json`, and the true `camera.json`
-//! and `table.json` into the output folder. Rendering needs the `opencv` feature;
-//! `--truth-only` works without it.
+//! and `table.json` into the output folder (and `look.json`, when the look is not
+//! the original). Rendering needs the `opencv` feature; `--truth-only` works
+//! without it.
 
+use crate::sim::look::Look;
 use crate::sim::{simulate, Scenario, SimOptions};
 use anyhow::{bail, Context};
 use clap::Args;
@@ -12,7 +14,9 @@ use std::path::PathBuf;
 #[command(
     after_help = "Built-in scenarios: single-shot, match, chessboard, empty-table, stacking, \
 coin-collision, table-clearing. A scenario file is JSON (see src/sim/scenario.rs or the README).\n\
-Example: fishtrack simulate --scenario match --seed 7 -o out/"
+Example: fishtrack simulate --scenario match --seed 7 -o out/\n\
+A random look (materials, light, shadows, camera, H.264): \
+fishtrack simulate --scenario match --players 3 --look random --look-seed 4 -o out/"
 )]
 pub struct SimulateArgs {
     /// A built-in scenario name or a scenario JSON file.
@@ -54,6 +58,21 @@ pub struct SimulateArgs {
     /// No flicking hand.
     #[arg(long)]
     pub no_hand: bool,
+    /// Players of a generated match (1 to 4, from the palette: Anna, Boris, Vera,
+    /// Gleb), instead of the scenario's own; not for scripted starts or shots.
+    #[arg(long, value_name = "N")]
+    pub players: Option<usize>,
+    /// Moves per player of a generated match, instead of the scenario's own.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub moves: Option<u32>,
+    /// How frames look: `original` (the default), `random` (a look drawn from
+    /// --look-seed, noise and exposure drift included: see src/sim/look.rs), or a
+    /// look JSON file (every key optional). Overrides the scenario's `render.look`.
+    #[arg(long, value_name = "original|random|FILE.json")]
+    pub look: Option<String>,
+    /// Seed of `--look random` (default: --seed).
+    #[arg(long, requires = "look")]
+    pub look_seed: Option<u64>,
     /// Number of chessboard views (chessboard scenario).
     #[arg(long, default_value_t = 18)]
     pub views: usize,
@@ -95,6 +114,13 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     if let Some(n) = args.subframes {
         scenario.render.subframes = n.clamp(1, 64);
     }
+    if let Some(n) = args.players {
+        scenario = scenario.with_players(n)?;
+    }
+    if let Some(m) = args.moves {
+        scenario = scenario.with_moves(m)?;
+    }
+    apply_look(&mut scenario, &args)?;
     if let Some(n) = args.noise {
         scenario.render.noise_sigma = n.max(0.0);
     }
@@ -111,6 +137,10 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     if !args.truth_only {
         render(&scenario, &mut truth, &args)?;
+    }
+    if !scenario.render.look.is_original() {
+        // What was drawn, to see or to render again with --look look.json.
+        crate::config::save_json(&scenario.render.look, &args.out.join("look.json"))?;
     }
     truth.save(&args.out.join("truth.json"))?;
     truth.camera.save(&args.out.join("camera.json"))?;
@@ -131,6 +161,35 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         truth.shots.len(),
         args.out.display()
     );
+    Ok(())
+}
+
+/// `--look` and `--look-seed` applied to the scenario's render spec.
+fn apply_look(scenario: &mut Scenario, args: &SimulateArgs) -> anyhow::Result<()> {
+    match args.look.as_deref() {
+        None => {}
+        Some("original") => {
+            if args.look_seed.is_some() {
+                bail!("--look-seed goes with --look random");
+            }
+            scenario.render.look = Look::default();
+        }
+        Some("random") => scenario
+            .render
+            .randomise(args.look_seed.unwrap_or(args.seed)),
+        Some(file) => {
+            if args.look_seed.is_some() {
+                bail!("--look-seed goes with --look random, not a look file");
+            }
+            let look: Look =
+                crate::config::load_json(std::path::Path::new(file)).with_context(|| {
+                    format!("--look {file}: expected original, random or a look JSON file")
+                })?;
+            look.check_ranges()
+                .with_context(|| format!("--look {file}"))?;
+            scenario.render.look = look;
+        }
+    }
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 //!
 //! | file | owns |
 //! |---|---|
+//! | `look` | the renderer's randomisable look: light, shadows, materials, camera, codec |
 //! | `scenario` | the scenario JSON format, built-in scenarios, start validation |
 //! | `physics` | rapier2d world: fish compounds, coins, table friction, the edge |
 //! | `camera` | the true camera: pose, projection, distortion, table.json |
@@ -15,6 +16,7 @@
 
 pub mod board;
 pub mod camera;
+pub mod look;
 pub mod physics;
 pub mod play;
 pub mod scenario;

@@ -21,7 +21,7 @@
 //!   "camera": { "tilt_deg": 30, "hfov_deg": 62, "distance_mm": null, "k1": -0.08, "k2": 0.02,
 //!               "roll_deg": 0, "yaw_deg": 0 },
 //!   "render": { "hand": true, "noise_sigma": 2.0, "subframes": 4, "exposure_drift": 0.03,
-//!               "shutter": 0.5 },
+//!               "shutter": 0.5, "look": { "light": { "shadow_strength": 0.4 } } },
 //!   "physics": { "table_friction": 0.2, "item_friction": 0.15, "restitution": 0.55,
 //!                "fish_mass_g": 4, "coin_mass_g": 1, "steps_per_s": 1200, "table_height_mm": 750 },
 //!   "timing": { "before_flick_s": 0.8, "after_rest_s": 0.4, "put_back_s": 0.5, "max_shot_s": 12 }
@@ -45,8 +45,11 @@
 //!   Without `shots`, `moves_per_player` moves per player (default 1) are generated
 //!   from the seed: aimed at a random item, strength from gentle to table-clearing.
 //! - Lost items are put back between shots (R6–R10) before the next flick.
+//! - `render.look`: light, shadows, materials, camera response and compression
+//!   (see `sim::look`); without it, the original look.
 
 use super::camera::CameraSpec;
+use super::look::Look;
 use super::physics::PhysicsParams;
 use crate::config::{ConfigError, Items, Player};
 use crate::geometry::{
@@ -142,6 +145,10 @@ pub struct RenderSpec {
     pub exposure_drift: f64,
     /// Fraction of the frame interval the shutter is open.
     pub shutter: f64,
+    /// Light, materials, camera response and compression (`sim::look`); absent:
+    /// the original look.
+    #[serde(skip_serializing_if = "Look::is_original")]
+    pub look: Look,
 }
 
 impl Default for RenderSpec {
@@ -152,7 +159,21 @@ impl Default for RenderSpec {
             subframes: 4,
             exposure_drift: 0.03,
             shutter: 0.5,
+            look: Look::default(),
         }
+    }
+}
+
+impl RenderSpec {
+    /// Domain randomisation: a [`Look::random`] from `seed`, with sensor noise
+    /// (sigma 1–5 grey levels) and exposure drift (0–0.06) drawn from it too.
+    /// The hand, sub-frames and shutter stay as they are.
+    pub fn randomise(&mut self, seed: u64) {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x0015_E5E5);
+        self.noise_sigma = rng.random_range(1.0..=5.0);
+        self.exposure_drift = rng.random_range(0.0..=0.06);
+        self.look = Look::random(seed);
     }
 }
 
@@ -373,6 +394,18 @@ impl Scenario {
         }
         self.players = palette_players(n)
             .ok_or_else(|| self.invalid(format!("{n} players: 1 to 4 are supported")))?;
+        Ok(self)
+    }
+
+    /// The same scenario with `m` generated moves per player; not for one that
+    /// scripts its shots.
+    pub fn with_moves(mut self, m: u32) -> Result<Scenario, ScenarioError> {
+        if !self.shots.is_empty() {
+            return Err(self.invalid(format!(
+                "it scripts its own shots; it cannot be played with {m} moves per player"
+            )));
+        }
+        self.moves_per_player = Some(m);
         Ok(self)
     }
 
