@@ -176,6 +176,19 @@ fn a_file_cut_inside_a_frame_is_read_up_to_the_cut_and_says_so() {
     );
     // The demo's shots 0-3 end before frame 200.
     assert_eq!(record["shots"].as_array().unwrap().len(), 4, "{err}");
+
+    // Cut as well as damaged before the cut: read past the damage up to the cut.
+    let mut bytes = bytes[..at + len / 2].to_vec();
+    let (at, len) = frame_chunks(&bytes)[100];
+    bytes[at..at + len].fill(0);
+    std::fs::write(&video, &bytes).unwrap();
+    let (code, err) = analyse(&[s(&video), "--quiet", "-o", s(&out)]);
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(alarm_lines(&err).len(), 2, "{err}");
+    let record = json(&out);
+    assert_eq!(record["video"]["frames"].as_u64(), Some(kept), "{err}");
+    assert_eq!(record["video"]["damaged_frames"], serde_json::json!([100]));
+    assert_eq!(record["shots"].as_array().unwrap().len(), 4, "{err}");
 }
 
 #[test]
