@@ -133,6 +133,7 @@ mod bench {
                 frames: FRAMES,
                 width: W as u32,
                 height: H as u32,
+                ..Default::default()
             },
             players: vec!["Anna".into(), "Boris".into()],
             shots,

@@ -172,6 +172,7 @@ fn run() -> Result<(), String> {
             frames,
             width: 0,
             height: 0,
+            ..Default::default()
         };
         let (clip, next) = analysis.finish(info).map_err(|e| e.to_string())?;
         if let Some(last) = clip.shots.last() {

@@ -20,6 +20,16 @@ pub struct VideoInfo {
     pub frames: u64,
     pub width: u32,
     pub height: u32,
+    /// Frames that could not be decoded and were skipped (container indices, in
+    /// order): nothing was seen in them. `frames` counts them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damaged_frames: Vec<FrameIdx>,
+    /// The shots (their `index`) a damaged frame falls in: a frame falls in the
+    /// first shot whose rest frame is at or after it (after the previous shot's
+    /// rest: its interlude, flick and motion). The shot also says so in `notes`.
+    /// Frames after the last shot's rest fall in no shot.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damaged_shots: Vec<usize>,
 }
 
 /// An item that left the table during a shot.
@@ -286,6 +296,10 @@ impl Record {
             s
         }));
         self.scores = clip.scores;
+        self.video
+            .damaged_frames
+            .extend(clip.video.damaged_frames.iter().map(|f| f + offset));
+        self.video.damaged_shots.extend(clip.video.damaged_shots);
         self.video.frames += clip.video.frames;
     }
 

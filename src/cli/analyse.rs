@@ -14,7 +14,7 @@ use crate::calibration::TableCalibration;
 use crate::config::{load_json, Game};
 use crate::detect::{Detector, DetectorConfig};
 use crate::geometry::Table;
-use crate::model::{ItemId, Pose};
+use crate::model::{FrameIdx, ItemId, Pose};
 use crate::pipeline::Analysis;
 use crate::record::{Record, StartState, VideoInfo};
 use crate::rules::MatchState;
@@ -42,14 +42,27 @@ const COARSE_WORKERS: usize = 2;
 const VIEW_MARGIN_MM: f64 = 40.0;
 
 #[derive(Debug, Args)]
-#[command(long_about = "Detect, track and score a recorded match.\n\n\
+#[command(
+    long_about = "Detect, track and score a recorded match.\n\n\
 With no VIDEO, analyses the bundled sample (samples/demo/match.avi) with the bundled \
 calibration. With several videos (or a folder), analyses them in parallel and writes one \
 record each into the -o folder; with --chain they are one match, each clip continuing the \
 last, and one record is written.\n\n\
 --start takes a previous record.json (its last shot's rest poses and the match state so far) \
 or a state.json: {\"poses\": {\"fish:0\": {\"x\":..,\"y\":..,\"theta\":..}, \"coin:1\": {\"x\":..,\"y\":..}}, \
-\"next_player\": 1, \"scores\": [0, 0]} (only poses is required).")]
+\"next_player\": 1, \"scores\": [0, 0]} (only poses is required).\n\n\
+A frame that cannot be decoded is skipped and counted (video.damaged_frames in the record; \
+the shot it falls in says so in its notes); reading goes on to the container's end. The \
+record (and --detections file) is written under a temporary name beside its place and renamed \
+there when done, so a failed run leaves nothing half-written; the output folder is checked \
+before the analysis starts.",
+    after_help = "Exit codes:\n  \
+0  done; every record written, nothing that could change a score\n  \
+1  bad input or output: nothing useful was written (or, after a record was written, a \
+player's colour was never seen)\n  \
+3  done with a warning that may change a score: damaged frames fall in a shot, or some \
+videos of several could not be analysed (their records are missing)"
+)]
 pub struct AnalyseArgs {
     /// Video files or folders of videos (default: the bundled sample).
     pub videos: Vec<PathBuf>,
@@ -103,7 +116,7 @@ struct Setup {
     streaks: bool,
 }
 
-pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
+pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
     if !(args.mm_per_px.is_finite() && args.mm_per_px >= 0.1 && args.mm_per_px <= 10.0) {
         bail!(
             "--mm-per-px must be between 0.1 and 10, got {}",
@@ -123,12 +136,17 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
         .with_context(|| format!("loading the table calibration {}", table_path.display()))?;
     let game = Game::load(&game_path)
         .with_context(|| format!("loading the game set-up {}", game_path.display()))?;
+    let detections = args
+        .detections
+        .as_deref()
+        .map(Pending::create)
+        .transpose()?;
     let setup = Setup {
         game,
         calibration,
         mm_per_px: args.mm_per_px,
         fps: args.fps,
-        detections: args.detections.clone(),
+        detections: detections.as_ref().map(|d| d.path().to_path_buf()),
         quiet: args.quiet,
         every_frame: args.every_frame,
         streaks: args.streaks,
@@ -150,10 +168,12 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
     });
 
     if single {
+        let pending = Pending::create(&output)?;
         let (record, unseen) = analyse_clips(&videos, &setup, start)?;
-        record
-            .save(&output)
-            .with_context(|| format!("writing {}", output.display()))?;
+        pending.write(&record)?;
+        if let Some(d) = detections {
+            d.commit()?;
+        }
         eprintln!("fishtrack: wrote {}", output.display());
         if !args.quiet {
             print_scoreboard(&output)?;
@@ -164,20 +184,27 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
                 unseen.join(", ")
             );
         }
-        return Ok(());
+        return Ok(done_by(&record));
     }
     std::fs::create_dir_all(&output).with_context(|| format!("creating {}", output.display()))?;
-    let results: Vec<(PathBuf, anyhow::Result<PathBuf>)> = videos
-        .par_iter()
+    // Every record's place is claimed before any analysis: an unwritable folder fails now.
+    let work = videos
+        .iter()
         .map(|v| {
             let out = output.join(format!(
                 "{}.record.json",
                 v.file_stem().and_then(|s| s.to_str()).unwrap_or("video")
             ));
-            let r = analyse_clips(std::slice::from_ref(v), &setup, start.clone()).and_then(
+            Ok((v.clone(), Pending::create(&out)?))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let results: Vec<(PathBuf, anyhow::Result<(PathBuf, super::Done)>)> = work
+        .into_par_iter()
+        .map(|(v, pending)| {
+            let out = pending.dest.clone();
+            let r = analyse_clips(std::slice::from_ref(&v), &setup, start.clone()).and_then(
                 |(rec, unseen)| {
-                    rec.save(&out)
-                        .with_context(|| format!("writing {}", out.display()))?;
+                    pending.write(&rec)?;
                     if !unseen.is_empty() {
                         bail!(
                             "wrote {} but the colour of {} was never seen",
@@ -185,26 +212,117 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<()> {
                             unseen.join(", ")
                         );
                     }
-                    Ok(out)
+                    Ok((out, done_by(&rec)))
                 },
             );
-            (v.clone(), r)
+            (v, r)
         })
         .collect();
-    let mut failed = 0;
+    let mut failed = Vec::new();
+    let mut done = super::Done::Clean;
     for (v, r) in &results {
         match r {
-            Ok(out) => eprintln!("fishtrack: {} -> {}", v.display(), out.display()),
+            Ok((out, d)) => {
+                eprintln!("fishtrack: {} -> {}", v.display(), out.display());
+                done = done.max(*d);
+            }
             Err(e) => {
-                failed += 1;
+                failed.push(v.display().to_string());
                 eprintln!("fishtrack: {}: {e:#}", v.display());
             }
         }
     }
-    if failed == results.len() {
+    if failed.len() == results.len() {
         bail!("no video could be analysed");
     }
-    Ok(())
+    if !failed.is_empty() {
+        eprintln!(
+            "fishtrack: warning: {} of {} videos could not be analysed ({}); their records are missing",
+            failed.len(),
+            results.len(),
+            failed.join(", ")
+        );
+        done = super::Done::Warned;
+    }
+    Ok(done)
+}
+
+/// How an analysis that wrote `record` ended: with a warning when damaged frames
+/// fall in a shot (its judgement may be wrong).
+fn done_by(record: &Record) -> super::Done {
+    if record.video.damaged_shots.is_empty() {
+        super::Done::Clean
+    } else {
+        super::Done::Warned
+    }
+}
+
+/// A file written whole under a temporary name in the folder it goes to, and
+/// renamed into place only when done: a failed run leaves no half-written file
+/// (the temporary is removed when dropped). Made before the work starts, so that
+/// an output folder that cannot be made or written in fails at once.
+struct Pending {
+    dest: PathBuf,
+    tmp: PathBuf,
+    kept: bool,
+}
+
+impl Pending {
+    fn create(dest: &Path) -> anyhow::Result<Pending> {
+        if dest.is_dir() {
+            bail!("{}: is a folder, not a file name", dest.display());
+        }
+        let name = dest
+            .file_name()
+            .with_context(|| format!("{}: not a file name", dest.display()))?;
+        let dir = dest
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        // As before, a missing folder is made (`-o out/demo/record.json`).
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot make the output folder {}", dir.display()))?;
+        let tmp = dir.join(format!(
+            ".{}.{}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot write in the output folder {}", dir.display()))?;
+        Ok(Pending {
+            dest: dest.to_path_buf(),
+            tmp,
+            kept: false,
+        })
+    }
+
+    /// Where to write meanwhile.
+    fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Saves `record` and puts it in place.
+    fn write(self, record: &Record) -> anyhow::Result<()> {
+        record
+            .save(&self.tmp)
+            .with_context(|| format!("writing {}", self.dest.display()))?;
+        self.commit()
+    }
+
+    fn commit(mut self) -> anyhow::Result<()> {
+        std::fs::rename(&self.tmp, &self.dest)
+            .with_context(|| format!("writing {}", self.dest.display()))?;
+        self.kept = true;
+        Ok(())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// Expands folders into the videos they hold; no argument means the bundled sample.
@@ -478,7 +596,9 @@ fn analyse_one(
     )?;
     let bar = super::progress_bar(expected.unwrap_or(0), "analysing");
     let mut stopped: Option<String> = None;
-    let mut frames = 0u64;
+    // Frames up to the last one read, damaged ones among them.
+    let mut frames: u64 = 0;
+    let mut damaged: Vec<FrameIdx> = Vec::new();
     let mut dump = match &setup.detections {
         Some(p) => Some(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
@@ -546,8 +666,10 @@ fn analyse_one(
                 serde_json::to_writer(&mut *out, &dets)?;
                 out.write_all(b"\n")?;
             }
-            frames += 1;
-            bar.inc(1);
+            // A frame that failed to decode leaves a gap in the indices.
+            damaged.extend(frames..index);
+            frames = index + 1;
+            bar.set_position(frames);
         }
         Ok(watcher.stats())
     })?;
@@ -590,6 +712,8 @@ fn analyse_one(
         frames,
         width,
         height,
+        damaged_frames: damaged,
+        damaged_shots: Vec::new(),
     };
     let unseen: Vec<String> = analysis
         .colours_never_seen()
@@ -601,8 +725,90 @@ fn analyse_one(
             )
         })
         .collect();
-    let (record, state) = analysis.finish(info)?;
+    let (mut record, state) = analysis.finish(info)?;
+    mark_damage(&mut record);
+    if let Some(line) = damage_warning(&record) {
+        eprintln!("fishtrack: warning: {}: {line}", video.display());
+    }
     Ok((record, state, unseen))
+}
+
+/// Marks the shots `record`'s damaged frames fall in: each falls in the first shot
+/// whose rest frame is at or after it (see `VideoInfo::damaged_shots`), which says
+/// so in its notes.
+fn mark_damage(record: &mut Record) {
+    let damaged = &record.video.damaged_frames;
+    let mut after: Option<FrameIdx> = None;
+    let mut shots = Vec::new();
+    for shot in &mut record.shots {
+        let inside: Vec<FrameIdx> = damaged
+            .iter()
+            .copied()
+            .filter(|f| after.is_none_or(|a| *f > a) && *f <= shot.rest_frame)
+            .collect();
+        after = Some(shot.rest_frame);
+        if inside.is_empty() {
+            continue;
+        }
+        shot.notes.push(format!(
+            "{} could not be decoded and {} skipped: what happened then is unseen, so this shot's judgement may be wrong",
+            frames_named(&inside),
+            if inside.len() == 1 { "was" } else { "were" }
+        ));
+        shots.push(shot.index);
+    }
+    record.video.damaged_shots = shots;
+}
+
+/// The one line saying what damaged frames `record` has and what they may change.
+fn damage_warning(record: &Record) -> Option<String> {
+    let damaged = &record.video.damaged_frames;
+    if damaged.is_empty() {
+        return None;
+    }
+    let (n, list) = (damaged.len(), index_list(damaged));
+    let (what, fall) = if n == 1 {
+        ("damaged frame", "falls")
+    } else {
+        ("damaged frames", "fall")
+    };
+    let shots = &record.video.damaged_shots;
+    Some(match shots.len() {
+        0 => format!(
+            "{n} {what} ({list}) skipped, after the last shot's rest; no score depends on it"
+        ),
+        1 => format!(
+            "{n} {what} ({list}) {fall} in shot {}; its score may be wrong",
+            shots[0]
+        ),
+        _ => format!(
+            "{n} {what} ({list}) {fall} in shots {}; their scores may be wrong",
+            index_list(shots)
+        ),
+    })
+}
+
+/// `frame 7` or `frames 7, 8, 9`.
+fn frames_named(frames: &[FrameIdx]) -> String {
+    match frames {
+        [one] => format!("frame {one}"),
+        _ => format!("frames {}", index_list(frames)),
+    }
+}
+
+/// Numbers joined by commas, the first few when there are many.
+fn index_list<T: std::fmt::Display>(items: &[T]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = items
+        .iter()
+        .take(SHOWN)
+        .map(T::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > SHOWN {
+        text.push_str(&format!(" and {} more", items.len() - SHOWN));
+    }
+    text
 }
 
 fn print_scoreboard(record: &Path) -> anyhow::Result<()> {

@@ -1,6 +1,8 @@
 //! The command line (clap): one file per subcommand, each turning raw arguments into
 //! calls on the library. The only place that uses `anyhow`: every error is reported
-//! once, here, as one line on stderr with exit code 1.
+//! once, here, as one line on stderr with exit code 1. A command that did its work
+//! but warned of something that may change a score (`analyse`: damaged frames in a
+//! shot, a video of several that failed) exits with 3.
 
 mod analyse;
 mod calibrate;
@@ -41,12 +43,22 @@ pub enum Command {
     Probe(probe::ProbeArgs),
 }
 
+/// How a command that did its work ended (ordered: the worse is the greater).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Done {
+    /// Exit code 0.
+    Clean,
+    /// Done, with a warning on stderr that may change a score: exit code 3.
+    Warned,
+}
+
 /// Parses the arguments, runs the command, and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     quiet_video_backends();
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(Done::Clean) => ExitCode::SUCCESS,
+        Ok(Done::Warned) => ExitCode::from(3),
         Err(err) => {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
@@ -133,13 +145,16 @@ fn one_line(err: &anyhow::Error) -> String {
 }
 
 /// OpenCV's GStreamer backend and its logger print pages of warnings on a file they
-/// cannot read, burying our one-line error; FFmpeg reads every format we write. A user
-/// who sets these variables keeps their own values.
+/// cannot read, burying our one-line error; FFmpeg reads every format we write. FFmpeg's
+/// decoders print a line per damaged frame (`[mpeg4 @ 0x…] header damaged`): `analyse`
+/// sums those up itself (OpenCV 4.6 passes `OPENCV_FFMPEG_LOGLEVEL` to `av_log_set_level`;
+/// -8 is `AV_LOG_QUIET`). A user who sets these variables keeps their own values.
 fn quiet_video_backends() {
     for (key, value) in [
         ("OPENCV_VIDEOIO_PRIORITY_GSTREAMER", "0"),
         ("OPENCV_VIDEOIO_PRIORITY_CV_IMAGES", "0"),
         ("OPENCV_LOG_LEVEL", "FATAL"),
+        ("OPENCV_FFMPEG_LOGLEVEL", "-8"),
     ] {
         if std::env::var_os(key).is_none() {
             std::env::set_var(key, value);
@@ -147,16 +162,17 @@ fn quiet_video_backends() {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+fn run(cli: Cli) -> anyhow::Result<Done> {
     match cli.command {
         Command::Calibrate(c) => calibrate::run(c),
-        Command::Analyse(a) => analyse::run(a),
+        Command::Analyse(a) => return analyse::run(a),
         Command::Score(a) => score::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Simulate(a) => simulate::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Probe(a) => probe::run(a),
     }
+    .map(|()| Done::Clean)
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -129,6 +129,7 @@ pub fn simulate(scenario: &Scenario, opts: &SimOptions) -> Result<Truth, SimErro
             frames: 0,
             width: opts.size[0],
             height: opts.size[1],
+            ..Default::default()
         },
         players: players.iter().map(|p| p.name.clone()).collect(),
         game,

@@ -1,6 +1,11 @@
 //! Frame sources: a video file, a folder of images, a glob (`shots/*.png`) or a
 //! single image, all streamed the same way as `Frame { index, name, image }`, so
 //! calibration and `analyse` need not care where pixels come from.
+//! A video frame that fails to decode is skipped and reading goes on: its index is
+//! left out (later frames keep their container indices, which the tracker and the
+//! record use as time), so a caller finds damaged frames as gaps in the indices.
+//! The video ends where the container's frame count says, or, past a cut, after
+//! [`MAX_FAILED_READS`] failed reads in a row.
 //! Uses: model (FrameIdx); OpenCV videoio/imgcodecs to decode.
 
 use crate::model::FrameIdx;
@@ -13,6 +18,11 @@ use std::path::{Path, PathBuf};
 pub const IMAGE_EXTENSIONS: &[&str] = &[
     "png", "jpg", "jpeg", "bmp", "tif", "tiff", "webp", "pgm", "ppm",
 ];
+
+/// Failed reads in a row after which a video is taken to end (a file cut short:
+/// every read past the cut fails at once, so they cost nothing). A damaged stretch
+/// longer than this ends the reading as well, and is reported the same way.
+pub const MAX_FAILED_READS: u32 = 250;
 
 /// Why frames could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +37,12 @@ pub enum CaptureError {
     ImageRead { path: String },
     #[error("{0}: cannot seek to frame {1}")]
     Seek(String, FrameIdx),
+    #[error("{spec}: no frame could be decoded from frame {from} on, though the file says {claimed} frames; it may be truncated")]
+    CutShort {
+        spec: String,
+        from: FrameIdx,
+        claimed: u64,
+    },
     #[error("{what}: {source}")]
     OpenCv { what: String, source: opencv::Error },
 }
@@ -54,6 +70,7 @@ enum Kind {
     },
     Video {
         capture: videoio::VideoCapture,
+        /// The container index of the next frame.
         next: FrameIdx,
         frames: Option<u64>,
     },
@@ -217,15 +234,16 @@ impl FrameSource {
                     .unwrap_or_else(|| path.display().to_string());
                 Ok(Some(Frame { index, name, image }))
             }
-            Kind::Video { capture, next, .. } => {
+            Kind::Video {
+                capture,
+                next,
+                frames,
+            } => {
                 let mut image = buffer;
-                let ok = cv("video read", capture.read(&mut image))?;
-                if !ok || image.empty() {
-                    return Ok(None);
-                }
-                let index = *next;
-                *next += 1;
-                Ok(Some(Frame {
+                let found = read_on(capture, next, *frames, self.fps, &self.spec, |c| {
+                    Ok(c.read(&mut image)? && !image.empty())
+                })?;
+                Ok(found.map(|index| Frame {
                     index,
                     name: format!("frame {index}"),
                     image,
@@ -244,12 +262,13 @@ impl FrameSource {
                 *next += 1;
                 Ok(true)
             }
-            Kind::Video { capture, next, .. } => {
-                let ok = cv("video grab", capture.grab())?;
-                if ok {
-                    *next += 1;
-                }
-                Ok(ok)
+            Kind::Video {
+                capture,
+                next,
+                frames,
+            } => {
+                let found = read_on(capture, next, *frames, self.fps, &self.spec, |c| c.grab())?;
+                Ok(found.is_some())
             }
         }
     }
@@ -288,6 +307,57 @@ impl Iterator for FrameSource {
     fn next(&mut self) -> Option<Self::Item> {
         self.next_frame().transpose()
     }
+}
+
+/// Reads on with `read` (a read or a grab) past frames that fail to decode: the
+/// container index of the frame read, `None` at the end. `next` is the index
+/// expected, moved past the frame read.
+fn read_on(
+    capture: &mut videoio::VideoCapture,
+    next: &mut FrameIdx,
+    frames: Option<u64>,
+    fps: Option<f64>,
+    spec: &str,
+    mut read: impl FnMut(&mut videoio::VideoCapture) -> opencv::Result<bool>,
+) -> Result<Option<FrameIdx>, CaptureError> {
+    let mut failures: u64 = 0;
+    while !cv("video read", read(capture))? {
+        // A failed read right after the container's last frame is its end; a
+        // failure before it is damage, or a cut (the bound below).
+        if failures == 0 && frames.is_some_and(|n| *next >= n) {
+            return Ok(None);
+        }
+        failures += 1;
+        if failures >= u64::from(MAX_FAILED_READS) {
+            return match frames {
+                Some(claimed) => Err(CaptureError::CutShort {
+                    spec: spec.to_string(),
+                    from: *next,
+                    claimed,
+                }),
+                // No count to hold it to: as good as an end.
+                None => Ok(None),
+            };
+        }
+    }
+    let index = if failures == 0 {
+        *next
+    } else {
+        // Each failed read used up one packet (OpenCV 4.6's FFmpeg backend); the
+        // frame's time stamp says the same where it has one.
+        stamped_index(capture, fps)
+            .filter(|i| *i >= *next)
+            .unwrap_or(*next + failures)
+    };
+    *next = index + 1;
+    Ok(Some(index))
+}
+
+/// The container index of the frame just read, from its time stamp.
+fn stamped_index(capture: &videoio::VideoCapture, fps: Option<f64>) -> Option<FrameIdx> {
+    let ms = capture.get(videoio::CAP_PROP_POS_MSEC).ok()?;
+    let index = (ms * fps? / 1000.0).round();
+    (index.is_finite() && index > 0.0 && index < 1e15).then_some(index as FrameIdx)
 }
 
 /// Reads one image file as 8-bit BGR.

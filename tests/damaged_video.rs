@@ -1,0 +1,247 @@
+//! `fishtrack analyse` on damaged videos, through the binary (issue 16): a frame that
+//! fails to decode is skipped and counted and the match read on; a file cut inside a
+//! frame is read up to the cut and said so; an output folder that cannot be written
+//! fails before the analysis; a folder of clips of which one fails exits 3. The
+//! damaged copies are made here from the bundled demo (MPEG-4 in AVI, 388 frames).
+#![cfg(feature = "opencv")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn demo() -> Vec<u8> {
+    std::fs::read(repo("samples/demo/match.avi")).expect("the bundled demo")
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).expect("read json")).expect("parse json")
+}
+
+/// Where each video frame's payload lies in an AVI (`00dc` chunks of the `movi`
+/// list, in order): (offset of the payload, its length).
+fn frame_chunks(avi: &[u8]) -> Vec<(usize, usize)> {
+    let u32_at = |o: usize| u32::from_le_bytes(avi[o..o + 4].try_into().unwrap()) as usize;
+    let movi = avi
+        .windows(4)
+        .position(|w| w == b"movi")
+        .expect("a movi list");
+    let end = movi - 4 + u32_at(movi - 4) + 4;
+    let mut at = movi + 4;
+    let mut chunks = Vec::new();
+    while at + 8 <= end.min(avi.len()) {
+        let size = u32_at(at + 4);
+        if &avi[at..at + 4] == b"00dc" {
+            chunks.push((at + 8, size));
+        }
+        at += 8 + size + (size & 1);
+    }
+    chunks
+}
+
+/// Runs `fishtrack analyse ARGS` with the bundled calibration, killed after a
+/// minute (a hang fails the test instead of stalling it): exit code, stderr.
+fn analyse(args: &[&str]) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
+        .arg("analyse")
+        .args(args)
+        .args(["--table", s(&repo("calibration/table.json"))])
+        .args(["--game", s(&repo("calibration/game.json"))])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fishtrack");
+    let began = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            let out = child.wait_with_output().expect("stderr");
+            return (
+                status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            );
+        }
+        if began.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("analyse {args:?} still running after 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The lines of stderr that warn or fail.
+fn alarm_lines(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.contains("error") || l.contains("warning"))
+        .collect()
+}
+
+/// Files in `dir` whose name says they are a temporary left behind.
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".tmp"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_frame_that_fails_to_decode_is_skipped_counted_and_the_match_read_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bytes = demo();
+    let chunks = frame_chunks(&bytes);
+    assert_eq!(chunks.len(), 388);
+    // Frame 100 (between shots 1 and 2, in shot 2's interlude): its payload zeroed.
+    let (at, len) = chunks[100];
+    bytes[at..at + len].fill(0);
+    let video = d.join("damaged.avi");
+    std::fs::write(&video, &bytes).unwrap();
+    let out = d.join("record.json");
+    let (code, err) = analyse(&[s(&video), "--quiet", "-o", s(&out)]);
+    assert_eq!(code, 3, "a damaged frame in a shot warns: {err}");
+    let lines = alarm_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("1 damaged frame (100)") && lines[0].contains("shot 2"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("[mpeg4"),
+        "FFmpeg's own noise is summed up: {err}"
+    );
+
+    let record = json(&out);
+    let truth = json(&repo("samples/demo/record.json"));
+    assert_eq!(
+        record["video"]["frames"], 388,
+        "read to the container's end"
+    );
+    assert_eq!(record["video"]["damaged_frames"], serde_json::json!([100]));
+    assert_eq!(record["video"]["damaged_shots"], serde_json::json!([2]));
+    let shots = record["shots"].as_array().unwrap();
+    let expected = truth["shots"].as_array().unwrap();
+    assert_eq!(shots.len(), expected.len(), "every shot found");
+    for (got, want) in shots.iter().zip(expected) {
+        assert_eq!(got["score"], want["score"], "shot {}", got["index"]);
+        // Later frames keep their container indices: the flicks fall where they did.
+        assert_eq!(
+            got["flick_frame"], want["flick_frame"],
+            "shot {}",
+            got["index"]
+        );
+    }
+    assert_eq!(record["scores"], truth["scores"]);
+    let notes = shots[2]["notes"].to_string();
+    assert!(notes.contains("frame 100 could not be decoded"), "{notes}");
+}
+
+#[test]
+fn a_file_cut_inside_a_frame_is_read_up_to_the_cut_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bytes = demo();
+    let (at, len) = frame_chunks(&bytes)[200];
+    let video = d.join("cut.avi");
+    std::fs::write(&video, &bytes[..at + len / 2]).unwrap();
+    let out = d.join("record.json");
+    let (code, err) = analyse(&[s(&video), "--quiet", "-o", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+    let lines = alarm_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("stopped after") && lines[0].contains("truncated"),
+        "{err}"
+    );
+    let record = json(&out);
+    let kept = record["video"]["frames"].as_u64().unwrap();
+    assert!((195..=201).contains(&kept), "read up to the cut: {kept}");
+    assert!(
+        lines[0].contains(&format!("stopped after {kept} frames")),
+        "{err}"
+    );
+    assert!(
+        record["video"]["damaged_frames"].is_null(),
+        "the frames past the cut are missing, not damaged: {}",
+        record["video"]
+    );
+    // The demo's shots 0-3 end before frame 200.
+    assert_eq!(record["shots"].as_array().unwrap().len(), 4, "{err}");
+
+    // Cut as well as damaged before the cut: read past the damage up to the cut.
+    let mut bytes = bytes[..at + len / 2].to_vec();
+    let (at, len) = frame_chunks(&bytes)[100];
+    bytes[at..at + len].fill(0);
+    std::fs::write(&video, &bytes).unwrap();
+    let (code, err) = analyse(&[s(&video), "--quiet", "-o", s(&out)]);
+    assert_eq!(code, 3, "{err}");
+    assert_eq!(alarm_lines(&err).len(), 2, "{err}");
+    let record = json(&out);
+    assert_eq!(record["video"]["frames"].as_u64(), Some(kept), "{err}");
+    assert_eq!(record["video"]["damaged_frames"], serde_json::json!([100]));
+    assert_eq!(record["shots"].as_array().unwrap().len(), 4, "{err}");
+}
+
+#[test]
+fn an_output_folder_that_cannot_be_made_fails_before_the_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A file where the folder should be: no one (not even root) can make it.
+    let blocker = d.join("blocker");
+    std::fs::write(&blocker, b"a file").unwrap();
+    let out = blocker.join("sub").join("record.json");
+    let video = repo("samples/demo/match.avi");
+    // Not --quiet: an analysis would say how many frames it read.
+    let (code, err) = analyse(&[s(&video), "-o", s(&out)]);
+    assert_eq!(code, 1, "{err}");
+    let lines = alarm_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("blocker"), "{err}");
+    assert!(
+        !err.contains("frames in"),
+        "failed before reading a frame: {err}"
+    );
+    assert!(!out.exists());
+
+    // A run that fails after its output was claimed leaves nothing behind.
+    let junk = d.join("junk.avi");
+    std::fs::write(&junk, b"this is not a video").unwrap();
+    let folder = d.join("out");
+    let (code, err) = analyse(&[s(&junk), "-o", s(&folder.join("record.json"))]);
+    assert_eq!(code, 1, "{err}");
+    let left: Vec<_> = std::fs::read_dir(&folder)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_folder_with_one_good_and_one_broken_video_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let clips = d.join("clips");
+    std::fs::create_dir(&clips).unwrap();
+    std::fs::copy(repo("samples/demo/match.avi"), clips.join("a.avi")).unwrap();
+    std::fs::write(clips.join("b.avi"), b"this is not a video").unwrap();
+    let out = d.join("out");
+    let (code, err) = analyse(&[s(&clips), "--quiet", "-o", s(&out)]);
+    assert_eq!(code, 3, "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].contains("1 of 2 videos") && warnings[0].contains("b.avi"),
+        "{err}"
+    );
+    assert!(out.join("a.record.json").exists(), "{err}");
+    assert!(!out.join("b.record.json").exists(), "{err}");
+    assert!(temporaries(&out).is_empty(), "{:?}", temporaries(&out));
+}
