@@ -6,20 +6,12 @@
 use super::background::Comparison;
 use super::look::dist2;
 use super::raster::{label_blobs, Blob};
-use super::{Detector, FishSighting, TopGrid, TopView};
-use crate::geometry::table::closest_on_segment;
+use super::{Detector, TopGrid, TopView};
 use crate::geometry::Point;
 
 /// The occluder search's coverage of a pixel that is odd only in having changed
 /// since the table was seen bare there (`Detector::detect_occluders`).
 const CHANGED_ONLY: f32 = 0.75;
-/// An occluder lies on a found tag when its hidden pixels lie within this of the
-/// tag's outline (mm): a tag 2.5 mm thick under light 30 degrees above the table
-/// casts a shadow 4.3 mm past its edge, and the hidden mask is the odd region
-/// grown by two pixels.
-const ON_TAG_MM: f64 = 6.0;
-/// … and this share of its pixels does.
-const ON_TAG_SHARE: f64 = 0.9;
 
 impl Detector {
     /// Regions on or over the table whose colour is neither the table's nor a
@@ -120,92 +112,6 @@ impl Detector {
             }
         }
         out
-    }
-
-    /// Lets go of occluders that are a found tag's own look: an odd-coloured region
-    /// lying wholly on a tag, touching no other occluder, is its printed number,
-    /// its shading or a highlight (a blue tag's shaded half under another
-    /// renderer's light was taken for a hand, hiding the coin in its hole). A hand
-    /// is larger than a tag, and an arm is a chain of discs.
-    pub(super) fn release_tag_occluders(
-        &mut self,
-        g: &TopGrid,
-        fish: &[FishSighting],
-        occluders: &mut Vec<(Point, f64)>,
-    ) {
-        if occluders.is_empty() || fish.is_empty() {
-            return;
-        }
-        let placed: Vec<_> = fish
-            .iter()
-            .map(|f| self.footprint.placed(&f.pose))
-            .collect();
-        let on_tag = |p: Point| {
-            placed.iter().any(|f| {
-                (p - f.hole.center).norm() < f.reach + ON_TAG_MM
-                    && (f.outline_contains(p)
-                        || (0..f.outline.len()).any(|i| {
-                            let (a, b) = (f.outline[i], f.outline[(i + 1) % f.outline.len()]);
-                            (p - closest_on_segment(p, a, b)).norm() < ON_TAG_MM
-                        }))
-            })
-        };
-        let all = occluders.clone();
-        let mut released = Vec::new();
-        for (k, &(c, r)) in all.iter().enumerate() {
-            let alone = all
-                .iter()
-                .enumerate()
-                .all(|(j, &(o, ro))| j == k || (o - c).norm() > r + ro);
-            if !alone {
-                continue;
-            }
-            let (cu, cv) = g.px_from_table(c);
-            let rp = r / g.mm_per_px;
-            let (u0, u1) = (
-                (cu - rp).floor().max(0.0) as usize,
-                (cu + rp).ceil().max(0.0) as usize,
-            );
-            let (v0, v1) = (
-                (cv - rp).floor().max(0.0) as usize,
-                (cv + rp).ceil().max(0.0) as usize,
-            );
-            let (mut hidden, mut tagged) = (0usize, 0usize);
-            let mut pixels = Vec::new();
-            for v in v0..=v1.min(g.height.saturating_sub(1)) {
-                for u in u0..=u1.min(g.width.saturating_sub(1)) {
-                    let i = v * g.width + u;
-                    if self.hidden[i] <= 0.0 {
-                        continue;
-                    }
-                    let p = g.table_from_px(u as f64, v as f64);
-                    if (p - c).norm() > r {
-                        continue;
-                    }
-                    hidden += 1;
-                    if on_tag(p) {
-                        tagged += 1;
-                    }
-                    pixels.push(i);
-                }
-            }
-            if hidden > 0 && tagged as f64 >= ON_TAG_SHARE * hidden as f64 {
-                for i in pixels {
-                    self.hidden[i] = 0.0;
-                }
-                released.push(k);
-            }
-        }
-        if released.is_empty() {
-            return;
-        }
-        *occluders = all
-            .into_iter()
-            .enumerate()
-            .filter(|(k, _)| !released.contains(k))
-            .map(|(_, o)| o)
-            .collect();
-        self.any_hidden = self.hidden.iter().any(|h| *h > 0.0);
     }
 
     /// Discs that together cover an occluder's blob. A hand is about a tag across
