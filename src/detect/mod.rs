@@ -296,16 +296,8 @@ impl Detector {
 mod tests {
     use super::*;
 
-    /// Draws a top view by supersampling: a textured table, fish in colours, coins.
-    fn draw(
-        grid: &TopGrid,
-        items: &Items,
-        fish: &[(Pose, [u8; 3])],
-        coins: &[Point],
-        hand: Option<(Point, f64)>,
-    ) -> Vec<u8> {
-        let fp = FishFootprint::new(items);
-        let placed: Vec<_> = fish.iter().map(|(p, c)| (fp.placed(p), *c)).collect();
+    /// Draws a top view by supersampling `colour` (RGB at a table point, mm).
+    fn supersample(grid: &TopGrid, colour: impl Fn(Point) -> [f64; 3]) -> Vec<u8> {
         let mut out = vec![0u8; grid.width * grid.height * 3];
         let ss = 4;
         for v in 0..grid.height {
@@ -315,27 +307,7 @@ mod tests {
                     for sx in 0..ss {
                         let pu = u as f64 - 0.5 + (sx as f64 + 0.5) / ss as f64;
                         let pv = v as f64 - 0.5 + (sy as f64 + 0.5) / ss as f64;
-                        let p = grid.table_from_px(pu, pv);
-                        // Wood: brown with a soft grain.
-                        let grain = 12.0 * (p.y * 0.35 + (p.x * 0.05).sin() * 3.0).sin();
-                        let mut c = [170.0 + grain, 120.0 + grain * 0.8, 75.0 + grain * 0.5];
-                        for coin in coins {
-                            let d = (p - coin).norm();
-                            if d < items.coin.radius {
-                                let shade = 1.0 - 0.15 * d / items.coin.radius;
-                                c = [235.0 * shade, 175.0 * shade, 110.0 * shade];
-                            }
-                        }
-                        for (f, col) in &placed {
-                            if f.covers(p) {
-                                c = [col[0] as f64, col[1] as f64, col[2] as f64];
-                            }
-                        }
-                        if let Some((hc, hr)) = hand {
-                            if (p - hc).norm() < hr {
-                                c = [225.0, 180.0, 160.0];
-                            }
-                        }
+                        let c = colour(grid.table_from_px(pu, pv));
                         for k in 0..3 {
                             acc[k] += c[k];
                         }
@@ -347,6 +319,41 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Draws a top view: a textured table, fish in colours, coins.
+    fn draw(
+        grid: &TopGrid,
+        items: &Items,
+        fish: &[(Pose, [u8; 3])],
+        coins: &[Point],
+        hand: Option<(Point, f64)>,
+    ) -> Vec<u8> {
+        let fp = FishFootprint::new(items);
+        let placed: Vec<_> = fish.iter().map(|(p, c)| (fp.placed(p), *c)).collect();
+        supersample(grid, |p| {
+            // Wood: brown with a soft grain.
+            let grain = 12.0 * (p.y * 0.35 + (p.x * 0.05).sin() * 3.0).sin();
+            let mut c = [170.0 + grain, 120.0 + grain * 0.8, 75.0 + grain * 0.5];
+            for coin in coins {
+                let d = (p - coin).norm();
+                if d < items.coin.radius {
+                    let shade = 1.0 - 0.15 * d / items.coin.radius;
+                    c = [235.0 * shade, 175.0 * shade, 110.0 * shade];
+                }
+            }
+            for (f, col) in &placed {
+                if f.covers(p) {
+                    c = [col[0] as f64, col[1] as f64, col[2] as f64];
+                }
+            }
+            if let Some((hc, hr)) = hand {
+                if (p - hc).norm() < hr {
+                    c = [225.0, 180.0, 160.0];
+                }
+            }
+            c
+        })
     }
 
     #[test]
@@ -604,38 +611,19 @@ mod tests {
         let grid = TopGrid::covering(&table, 1.0, 30.0);
         let r = items.coin.radius;
         let coin = Point::new(150.0, 3.0);
-        let mut rgb = vec![0u8; grid.width * grid.height * 3];
-        let ss = 4;
-        for v in 0..grid.height {
-            for u in 0..grid.width {
-                let mut acc = [0.0f64; 3];
-                for sy in 0..ss {
-                    for sx in 0..ss {
-                        let pu = u as f64 - 0.5 + (sx as f64 + 0.5) / ss as f64;
-                        let pv = v as f64 - 0.5 + (sy as f64 + 0.5) / ss as f64;
-                        let p = grid.table_from_px(pu, pv);
-                        let beyond = -table.signed_distance(p);
-                        let grain = 10.0 * (p.y * 0.4 + (p.x * 0.07).sin() * 2.0).sin();
-                        let mut c = if beyond <= 0.0 {
-                            [170.0 + grain, 120.0 + grain * 0.8, 75.0 + grain * 0.5]
-                        } else if beyond < 2.0 * r - 1.0 {
-                            [70.0, 45.0, 30.0]
-                        } else {
-                            [200.0, 200.0, 205.0]
-                        };
-                        if (p - coin).norm() < r {
-                            c = [235.0, 175.0, 110.0];
-                        }
-                        for k in 0..3 {
-                            acc[k] += c[k];
-                        }
-                    }
-                }
-                for k in 0..3 {
-                    rgb[(v * grid.width + u) * 3 + k] = (acc[k] / (ss * ss) as f64) as u8;
-                }
+        let rgb = supersample(&grid, |p| {
+            let beyond = -table.signed_distance(p);
+            let grain = 10.0 * (p.y * 0.4 + (p.x * 0.07).sin() * 2.0).sin();
+            if (p - coin).norm() < r {
+                [235.0, 175.0, 110.0]
+            } else if beyond <= 0.0 {
+                [170.0 + grain, 120.0 + grain * 0.8, 75.0 + grain * 0.5]
+            } else if beyond < 2.0 * r - 1.0 {
+                [70.0, 45.0, 30.0]
+            } else {
+                [200.0, 200.0, 205.0]
             }
-        }
+        });
         let red = [200, 30, 40];
         let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
         let s = det.detect(&TopView {
