@@ -23,7 +23,7 @@
 //! | `geometry` | table polygon, footprints, overlaps, kiddo index | model, config |
 //! | `rules` | the rules engine R2–R11 (pure) | model, config, geometry, record |
 //! | `record` | record.json, state.json | model, config |
-//! | `detect` | fish and coin detection in a top-down view, table mm, with coins seen only as motion-blur streaks (`detect::streaks`) (pure) | model, config, geometry |
+//! | `detect` | fish and coin detection in a top-down view, table mm, with coins seen only as motion-blur streaks (`detect::streaks`) (pure) | model, config, geometry, track's input types (`track::detections`) |
 //! | `eval` | tracker accuracy against ground truth (pure) | model, record |
 //! | `track` | identities frame to frame from detections (pure) | model, config, geometry |
 //! | `watch` | where to look each frame: change since the last full look, regions, merging (pure) | detect, geometry |
