@@ -203,32 +203,6 @@ fn left_pose(cfg: &ShotConfig, rest: &Pose, p: &Pose) -> bool {
     moved > cfg.start_dev_mm || turn > cfg.jitter_mm()
 }
 
-/// Whether two sightings after a rest at `rest` show the item leaving it: both off
-/// the resting pose, and the second no nearer to it and on the same side (a struck
-/// item moves away along its path, turning one way). Misreads of a tag under a
-/// hand scatter about its pose instead: 11 mm one way, then 16 mm the other, or
-/// its angle flipped and back (seen 11-25 frames before the flick on another
-/// renderer's footage).
-fn leaves_along(cfg: &ShotConfig, rest: &Pose, a: &Pose, b: &Pose) -> bool {
-    if !left_pose(cfg, rest, b) {
-        return false;
-    }
-    let (da, db) = (a.point() - rest.point(), b.point() - rest.point());
-    let noise = cfg.jitter_mm();
-    let centre_ok = da.norm() <= noise
-        || db.norm() <= noise
-        || (da.dot(&db) > 0.0 && db.norm() >= da.norm() - noise);
-    let turn_ok = match (rest.theta, a.theta, b.theta) {
-        (Some(r), Some(x), Some(y)) => {
-            let (ta, tb) = (wrap_angle(x - r), wrap_angle(y - r));
-            let reach = cfg.footprint.reach();
-            ta.abs() * reach <= noise || tb.abs() * reach <= noise || ta * tb > 0.0
-        }
-        _ => true,
-    };
-    centre_ok && turn_ok
-}
-
 /// When a track started to move.
 #[derive(Debug, Clone, Copy)]
 struct Start {
@@ -298,9 +272,7 @@ fn start_frame(
         .map_or(0, |r| r + 1);
     let k = (settled..seen.len()).find(|&k| {
         left_pose(cfg, &p_ref, &seen[k].1)
-            && seen
-                .get(k + 1)
-                .is_none_or(|n| leaves_along(cfg, &p_ref, &seen[k].1, &n.1))
+            && seen.get(k + 1).is_none_or(|n| left_pose(cfg, &p_ref, &n.1))
     })?;
     let (f1, p1) = seen[k];
     if f1 <= f_ref_seen + 1 {
@@ -596,9 +568,7 @@ pub(crate) fn judge(
         })
         .collect();
     starts.sort();
-    // Motion noticed (the trigger) may be misreads under the hand: a start found
-    // later, where an item leaves along its path, is the flick.
-    let flick = starts.first().map_or(trigger, |s| s.0);
+    let flick = starts.first().map(|s| s.0).unwrap_or(trigger).min(trigger);
     shot.flick_frame = flick;
     shot.rest_frame = rest.max(flick);
     // A coin that lay in a fish's hole and set off with it (within the frames a

@@ -201,63 +201,33 @@ fn a_shots_rows_are_placed_at_the_frame_instants() {
     assert!(unplaced > 3.0, "the sightings lag by only {unplaced} mm");
 }
 
-/// A fish struck at 1 s that slides at 600 mm/s with 1.5 m/s² of friction, with
-/// its sightings from `misread` on changed by `misread_as` (frame, sighting) up to
-/// the strike; the flick frame found must be the strike's, give or take one.
-fn flick_despite_misreads(
-    lead_s: f64,
-    up_to_strike: bool,
-    misread_as: impl Fn(FrameIdx, FrameIdx, &mut TrackedItem),
-) {
-    for fps in [30.0, 60.0] {
-        let struck = (1.0 * fps) as FrameIdx;
-        let slide = move |f: FrameIdx| {
-            let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.4);
-            Pose::fish(500.0 + 600.0 * t - 750.0 * t * t, 300.0, 0.3)
-        };
-        let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, slide);
-        let misread = struck - (lead_s * fps) as FrameIdx;
-        let last = if up_to_strike { struck + 1 } else { struck };
-        for f in &mut frames[misread as usize..last as usize] {
-            misread_as(f.frame, misread, &mut f.items[0]);
-        }
-        let shots = cut(fps, frames);
-        assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
-        assert!(
-            shots[0].flick_frame.abs_diff(struck) <= 1,
-            "{fps} fps: flick {} vs struck {struck} (misreads from {misread})",
-            shots[0].flick_frame
-        );
-    }
-}
-
 /// A fish at rest under the hand, read 4 mm off its pose in two frames shortly
 /// before the flick (and the filter's speed kicked up by it), is not taken to
 /// have started there: it starts after its last sighting at rest.
 #[test]
 fn a_misread_under_the_hand_before_the_flick_does_not_move_the_flick_frame() {
-    flick_despite_misreads(0.2, true, |frame, misread, fish| {
-        if frame < misread + 2 {
-            fish.pose = Pose::fish(fish.pose.x + 4.0, fish.pose.y, 0.3);
-        }
-        fish.velocity_mm_s = Vector::new(60.0, 0.0);
-    });
-}
-
-/// A fish under the approaching hand, misread about its pose every frame for a
-/// while before the flick (one way, then the other: 11 mm, then 16 mm back, as on
-/// another renderer's footage), and never read at rest again before it is struck:
-/// it starts where it leaves along one path, not at the first misread (the old
-/// rule gave frame 17 of 30 here).
-#[test]
-fn scattered_misreads_under_the_hand_do_not_start_the_shot() {
-    flick_despite_misreads(0.4, false, |frame, misread, fish| {
-        let dx = if (frame - misread) % 2 == 0 {
-            11.0
-        } else {
-            -16.0
+    for fps in [30.0, 60.0] {
+        let struck = (1.0 * fps) as FrameIdx;
+        // Slides at 600 mm/s with 1.5 m/s² of friction.
+        let slide = move |f: FrameIdx| {
+            let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.4);
+            Pose::fish(500.0 + 600.0 * t - 750.0 * t * t, 300.0, 0.3)
         };
-        fish.pose = Pose::fish(500.0 + dx, 300.0 + 0.3 * dx, 0.3);
-        fish.velocity_mm_s = Vector::new(80.0, 0.0);
-    });
+        let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, slide);
+        let misread = struck - (0.2 * fps) as FrameIdx;
+        for f in &mut frames[misread as usize..=struck as usize] {
+            let fish = &mut f.items[0];
+            if f.frame < misread + 2 {
+                fish.pose = Pose::fish(fish.pose.x + 4.0, fish.pose.y, 0.3);
+            }
+            fish.velocity_mm_s = Vector::new(60.0, 0.0);
+        }
+        let shots = cut(fps, frames);
+        assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
+        assert!(
+            shots[0].flick_frame.abs_diff(struck) <= 1,
+            "{fps} fps: flick {} vs struck {struck} (misread at {misread})",
+            shots[0].flick_frame
+        );
+    }
 }
