@@ -17,9 +17,13 @@ use super::{Detector, Sightings, TopGrid, TopView};
 const CHANGE_SIGMAS: f32 = 5.0;
 /// … and by at least this many grey levels (compression blocks, fine grain).
 const CHANGE_MIN_LEVELS: f32 = 14.0;
-/// When more than this share of the remembered pixels changed at once, the scene is
-/// new (the camera moved, the light changed): memory starts again.
+/// When more than this share of the remembered pixels changed at once in a whole
+/// view, the scene is new (the camera moved, the light changed): memory starts again.
 const NEW_SCENE_SHARE: f64 = 0.4;
+/// A view is whole, for the new-scene rule, when it holds at least this share of
+/// the remembered grid: a part is cut around what changed (a hand may fill most of
+/// it), so the share changed there says nothing of the scene.
+const WHOLE_VIEW_SHARE: f64 = 0.9;
 /// How fast a remembered pixel follows a bare table that drifts (share per frame).
 const FOLLOW: f32 = 0.1;
 /// A changed pixel that has stayed as it is for this many looks, with nothing found
@@ -36,6 +40,9 @@ pub(crate) struct TableMemory {
     /// Each pixel as last looked at, and for how many looks it has stayed so.
     last: Vec<[f32; 3]>,
     still_for: Vec<u16>,
+    /// The exposure gain and change threshold of the last whole view compared: a
+    /// part mostly changed is judged by them.
+    whole: Option<([f32; 3], f32)>,
 }
 
 /// How one view compares with the memory.
@@ -112,9 +119,24 @@ impl TableMemory {
         let sigma = median_of(&mut diffs).unwrap_or(0.0) / 1.5;
         let threshold = (CHANGE_SIGMAS * sigma).max(CHANGE_MIN_LEVELS);
         let changed = diffs.iter().filter(|d| **d > threshold).count();
+        let whole = (g.width * g.height) as f64 >= WHOLE_VIEW_SHARE * (m.width * m.height) as f64;
         if changed as f64 > NEW_SCENE_SHARE * diffs.len() as f64 {
-            self.grid = None;
-            return None;
+            if whole {
+                self.grid = None;
+                return None;
+            }
+            // A part is cut around what changed, a hand perhaps filling most of it:
+            // the hand, not the scene, is new. Starting again here learned the hand
+            // as the bare table, left as a ghost "hand" once it had gone.
+            let (gain, threshold) = self.whole.unwrap_or(([1.0; 3], threshold));
+            return Some(Comparison {
+                offset,
+                gain,
+                threshold,
+            });
+        }
+        if whole {
+            self.whole = Some((gain, threshold));
         }
         Some(Comparison {
             offset,
@@ -166,6 +188,7 @@ impl TableMemory {
             self.valid = vec![false; n];
             self.last = vec![[0.0; 3]; n];
             self.still_for = vec![0; n];
+            self.whole = None;
         }
         let (Some(offset), Some(m)) = (self.offset(&g), self.grid) else {
             return;
@@ -249,5 +272,97 @@ impl Detector {
         let bare = &self.bare_scratch;
         self.table_memory
             .remember(view, memory, |i| (bare[i] > 0).then_some(bare[i] == 2));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::{Point, Table};
+
+    /// A wood-like table with grain, and where `hand` says, a hand whose colour lies
+    /// near the wood's (skin on wood: only the memory tells it apart).
+    fn paint(grid: &TopGrid, hand: impl Fn(Point) -> bool) -> Vec<u8> {
+        let mut rgb = Vec::with_capacity(grid.width * grid.height * 3);
+        for v in 0..grid.height {
+            for u in 0..grid.width {
+                let p = grid.table_from_px(u as f64, v as f64);
+                let grain = 10.0 * (p.y * 0.4 + (p.x * 0.07).sin() * 2.0).sin();
+                let c = if hand(p) {
+                    [190.0, 140.0, 110.0]
+                } else {
+                    [165.0 + grain, 105.0 + 0.8 * grain, 60.0 + 0.5 * grain]
+                };
+                rgb.extend(c.map(|x: f64| x as u8));
+            }
+        }
+        rgb
+    }
+
+    fn part(whole: &TopGrid, u0: usize, v0: usize, width: usize, height: usize) -> TopGrid {
+        TopGrid {
+            origin_mm: whole.table_from_px(u0 as f64, v0 as f64),
+            width,
+            height,
+            ..*whole
+        }
+    }
+
+    /// A look at only the part of the table around a hand (the watcher cuts it so)
+    /// is mostly hand: that is no new scene. Before, the memory started again from
+    /// that part, learned the hand as the bare table, and once the hand had gone the
+    /// bare table there read as "changed" to the end: a ghost hand over the mover's
+    /// coin (another renderer's clips, a hand reaching in over an edge).
+    #[test]
+    fn a_part_filled_by_a_hand_leaves_no_ghost_behind() {
+        let table = Table::rectangle(300.0, 200.0);
+        let whole = TopGrid::covering(&table, 1.0, 0.0);
+        let on_table = |g: &TopGrid| vec![true; g.width * g.height];
+        let mut memory = TableMemory::default();
+        let bare = paint(&whole, |_| false);
+        let bare_view = TopView {
+            grid: whole,
+            rgb: &bare,
+            bgr: false,
+        };
+        memory.remember(&bare_view, None, |_| Some(true));
+        assert!(memory.compare(&bare_view, &on_table(&whole)).is_some());
+        // The hand fills most of the part looked at.
+        // (45 % of it: more than the new-scene share, less than half, so that the
+        // part's own medians still give the exposure.)
+        let hand_at = |p: Point| (p - Point::new(150.0, 100.0)).norm() < 38.0;
+        let cut = part(&whole, 100, 50, 100, 100);
+        let with_hand = paint(&cut, hand_at);
+        let hand_view = TopView {
+            grid: cut,
+            rgb: &with_hand,
+            bgr: false,
+        };
+        let c = memory.compare(&hand_view, &on_table(&cut));
+        let c = c.expect("a part mostly hand is compared with the memory, not a new scene");
+        let centre = 50 * cut.width + 50;
+        assert!(
+            memory.changed(&hand_view, &c, centre),
+            "the hand is a change"
+        );
+        // The detector lets the memory learn from such a look (nothing found there).
+        memory.remember(&hand_view, Some(&c), |_| Some(true));
+        // The hand has gone: the bare table there is no change.
+        let gone = paint(&cut, |_| false);
+        let gone_view = TopView {
+            grid: cut,
+            rgb: &gone,
+            bgr: false,
+        };
+        let c = memory
+            .compare(&gone_view, &on_table(&cut))
+            .expect("the bare table is compared");
+        let ghosts = (0..cut.width * cut.height)
+            .filter(|&i| memory.changed(&gone_view, &c, i))
+            .count();
+        assert_eq!(
+            ghosts, 0,
+            "pixels still read as changed after the hand left"
+        );
     }
 }
