@@ -92,7 +92,7 @@ pub struct Items {
 }
 
 impl Items {
-    /// The default tag of the bundled samples: a rounded 60 x 30 mm cloakroom tag with
+    /// The default tag of the bundled samples: a rounded 75 x 30 mm cloakroom tag with
     /// a 20 mm hole near one end, and a one-kopeck coin (15 mm across).
     pub fn default_set() -> Items {
         let mut outline = Vec::new();

@@ -13,7 +13,8 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 #[command(
     after_help = "Built-in scenarios: single-shot, match, chessboard, empty-table, stacking, \
-coin-collision, table-clearing. A scenario file is JSON (see src/sim/scenario.rs or the README).\n\
+coin-collision, table-clearing. A scenario file is JSON, every key optional (its format: the \
+module documentation of src/sim/scenario.rs).\n\
 Example: fishtrack simulate --scenario match --seed 7 -o out/\n\
 A random look (materials, light, shadows, camera, H.264): \
 fishtrack simulate --scenario match --players 3 --look random --look-seed 4 -o out/"
