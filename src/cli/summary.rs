@@ -90,15 +90,16 @@ fn list(paths: &[PathBuf]) -> String {
         .join(", ")
 }
 
-/// The standings as an aligned table (short headers: it fits 100 columns).
+/// The standings as an aligned table, short headers and a legend so that it fits
+/// 100 columns (summary.csv has the same figures under full names).
 fn table(result: &Summary) -> String {
     let header = [
         "#",
         "player",
-        "played",
-        "won",
-        "drawn",
-        "lost",
+        "P",
+        "W",
+        "D",
+        "L",
         "for",
         "against",
         "coins lost",
@@ -116,5 +117,10 @@ fn table(result: &Summary) -> String {
             .enumerate()
             .map(|(i, f)| figures_row(i + 1, f)),
     );
-    super::columns(&rows, &[1], &[1], Rule::Whole)
+    let mut out = super::columns(&rows, &[1], &[1], Rule::Whole);
+    out.push_str(
+        "P W D L: matches played, won, drawn, lost; for, against: points; coins, fish lost: \
+         their own;\nknocked off: other players' coins in their moves; viol.: R11 violations\n",
+    );
+    out
 }

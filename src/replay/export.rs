@@ -209,7 +209,7 @@ fn speeds(rows: &[TrackRow], fps: f64) -> Vec<Option<f64>> {
     let at = |i: usize| rows.get(i).filter(|r| r.len() >= 3);
     (0..rows.len())
         .map(|i| {
-            let a = at(i.checked_sub(1)?).or(at(i))?;
+            let a = i.checked_sub(1).and_then(at).or(at(i))?;
             let b = at(i + 1).or(at(i))?;
             let frames = b[0] - a[0];
             (frames > 0.0).then(|| (b[1] - a[1]).hypot(b[2] - a[2]) * fps / frames)
@@ -605,7 +605,7 @@ pub fn write_mot(scene: &Scene, out: &mut dyn Write) -> Result<usize, csv::Error
             }
         }
     }
-    lines.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    lines.sort_by_key(|a| (a.0, a.1));
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(out);
