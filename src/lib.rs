@@ -32,7 +32,7 @@
 //! | `calibration` | camera.json, table.json, pixel ↔ mm (pure) | model, geometry |
 //! | `vision` | OpenCV: capture, calibration solvers, rectification, detection | the above |
 //! | `sim` | the simulator: physics, scenarios, rendering, truth | the above |
-//! | `replay` | diagrams, annotated video, HTML report | the above |
+//! | `replay` | diagrams, annotated video, HTML report, CSV/MOT export, summary over records | the above |
 //! | `cli` | the command line (anyhow) | everything |
 
 pub mod calibration;

@@ -2,15 +2,18 @@
 //! calls on the library. The only place that uses `anyhow`: every error is reported
 //! once, here, as one line on stderr with exit code 1. A command that did its work
 //! but warned of something that may change a score (`analyse`: damaged frames in a
-//! shot, a video of several that failed) exits with 3.
+//! shot, a video of several that failed; `summary`: a record that could not be read)
+//! exits with 3.
 
 mod analyse;
 mod calibrate;
 mod eval;
+mod export;
 mod probe;
 mod replay;
 mod score;
 mod simulate;
+mod summary;
 
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -41,6 +44,10 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Decode every frame of a video: frames, size, frame rate, decoding speed.
     Probe(probe::ProbeArgs),
+    /// A record's tracks, shots and events as CSV, and its tracks in the MOTChallenge format.
+    Export(export::ExportArgs),
+    /// Standings and per-player figures over a folder of records (CSV, HTML, a table).
+    Summary(summary::SummaryArgs),
 }
 
 /// How a command that did its work ended (ordered: the worse is the greater).
@@ -166,11 +173,13 @@ fn run(cli: Cli) -> anyhow::Result<Done> {
     match cli.command {
         Command::Calibrate(c) => calibrate::run(c),
         Command::Analyse(a) => return analyse::run(a),
+        Command::Summary(a) => return summary::run(a),
         Command::Score(a) => score::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Simulate(a) => simulate::run(a),
         Command::Replay(a) => replay::run(a),
         Command::Probe(a) => probe::run(a),
+        Command::Export(a) => export::run(a),
     }
     .map(|()| Done::Clean)
 }

@@ -60,7 +60,8 @@ fn seconds(scene: &Scene, frame: FrameIdx) -> String {
     format!("{:.2} s", frame as f64 / scene.fps)
 }
 
-fn signed(v: i32) -> String {
+/// A point count with its sign (`+1`, `0`, `-1`).
+pub(crate) fn signed(v: i32) -> String {
     if v > 0 {
         format!("+{v}")
     } else {
@@ -286,7 +287,8 @@ pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) ->
     h
 }
 
-const CSS: &str = r#"
+/// The report's style sheet, shared by the other pages of this module (`summary`).
+pub(crate) const CSS: &str = r#"
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1400px; color: #222; padding: 0 1em; }
 h1 { margin-bottom: 0.2em; }
 .meta { color: #555; }

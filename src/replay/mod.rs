@@ -1,8 +1,9 @@
 //! Replay: everything a player or referee looks at after a match — shot diagrams
-//! (PNG, drawn to scale in table mm), the HTML match report, and the frame-by-frame
-//! state the annotated video draws (`vision::annotate` does the OpenCV part). Pure:
-//! no OpenCV here, drawing uses the `image` crate. Uses: model, config, geometry,
-//! record.
+//! (PNG, drawn to scale in table mm), the HTML match report, the frame-by-frame
+//! state the annotated video draws (`vision::annotate` does the OpenCV part), tables
+//! for other tools (CSV, MOTChallenge) and a summary over many matches. Pure: no
+//! OpenCV here, drawing uses the `image` crate. Uses: model, config, geometry,
+//! record, rules (the points breakdown of an export).
 //!
 //! | file | owns |
 //! |---|---|
@@ -12,13 +13,17 @@
 //! | `font` | a tiny built-in 5x7 bitmap font for labels in PNGs |
 //! | `diagram` | shot diagrams and the table mm <-> diagram pixel map |
 //! | `html` | the self-contained HTML report |
+//! | `export` | a record as CSV tables and MOTChallenge tracks |
+//! | `summary` | standings and per-player figures over many records (CSV, HTML) |
 //! | `avi` | the Motion-JPEG `.avi` container the annotated video is stored in |
 
 pub mod avi;
 pub mod diagram;
 pub mod draw;
+pub mod export;
 pub mod font;
 pub mod html;
+pub mod summary;
 pub mod timeline;
 
 pub use diagram::{draw_shot_diagram, DiagramMap, DiagramStyle};
