@@ -23,7 +23,10 @@ pub enum CalibrateCommand {
     /// Shows a printed chessboard to the camera from many angles, all over the picture.
     /// From a folder or glob every image is a view; from a video, sharp frames with
     /// varied board positions are picked. Views without the whole board, or whose
-    /// error is far above the rest, are left out (and named). The result keeps the
+    /// error is far above the rest, are left out (and named). A --board smaller than
+    /// the board in the views (a part of its grid is found too, and calibrates to a
+    /// wrong focal length) is refused, naming the size seen; so is a size found in too
+    /// few views when a neighbouring size is found instead. The result keeps the
     /// RMS reprojection error and per-view errors, and the command prints how many
     /// corners were seen in each ninth of the picture, so you know where to add views.
     Camera(CameraArgs),
@@ -71,10 +74,11 @@ pub struct CameraArgs {
     /// or `webcam:N` (a live camera: 300 frames are examined).
     #[arg(long, value_name = "DIR|GLOB|VIDEO")]
     pub images: String,
-    /// Inner corners of the chessboard, per row x per column (a board of 10x7 squares is 9x6).
+    /// Inner corners of the chessboard, per row x per column (a board of 10x7 squares
+    /// is 9x6; `calibrate board` prints the value for the board it writes).
     #[arg(long, default_value = "9x6")]
     pub board: String,
-    /// Side of one chessboard square, in mm.
+    /// Side of one chessboard square, in mm, as measured on the print.
     #[arg(long, default_value_t = 25.0, value_name = "MM")]
     pub square: f64,
     /// Where to write camera.json.
