@@ -342,18 +342,7 @@ fn a_wrong_board_size_is_refused_on_rendered_views() {
     std::fs::create_dir(&views).unwrap();
     render_views(&dir.path().join("chessboard-a4.png"), &views);
     let out = dir.path().join("camera.json");
-    let camera = |board: &str| {
-        [
-            "calibrate".to_string(),
-            "camera".into(),
-            "--images".into(),
-            s(&views),
-            "--board".into(),
-            board.into(),
-            "-o".into(),
-            s(&out),
-        ]
-    };
+    let camera = |board: &str| camera_args(&views, board, &out);
 
     let right = camera("9x6");
     let (code, stdout, stderr) = run(&right.each_ref().map(String::as_str));
@@ -411,6 +400,20 @@ fn sub_grids_grow_to_the_whole_board(view: &Mat) {
     }
 }
 
+/// `calibrate camera --images IMAGES --board BOARD -o OUT`.
+fn camera_args(images: &Path, board: &str, out: &Path) -> [String; 8] {
+    [
+        "calibrate".to_string(),
+        "camera".into(),
+        "--images".into(),
+        s(images),
+        "--board".into(),
+        board.into(),
+        "-o".into(),
+        s(out),
+    ]
+}
+
 fn real_calib_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/calib"));
     if dir.join("left01.jpg").exists() {
@@ -434,18 +437,7 @@ fn a_wrong_board_size_is_refused_on_real_photos() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("camera.json");
-    let camera = |board: &str| {
-        [
-            "calibrate".to_string(),
-            "camera".into(),
-            "--images".into(),
-            s(&calib),
-            "--board".into(),
-            board.into(),
-            "-o".into(),
-            s(&out),
-        ]
-    };
+    let camera = |board: &str| camera_args(&calib, board, &out);
     let started = std::time::Instant::now();
     let right = camera("9x6");
     let (code, stdout, stderr) = run(&right.each_ref().map(String::as_str));

@@ -219,10 +219,15 @@ impl BoardPage {
         bars
     }
 
-    /// The label after the ruler's right end.
-    fn ruler_label(&self) -> (f64, f64, &'static str) {
+    /// Every text as `(x, top y, text)` mm: the lines, then the label after the
+    /// ruler's right end.
+    fn texts(&self) -> impl Iterator<Item = (f64, f64, &str)> {
         let (x, y) = self.ruler_origin_mm;
-        (x + RULER_MM + CHAR_MM, y - CHAR_MM, "100 mm")
+        let label = (x + RULER_MM + CHAR_MM, y - CHAR_MM, "100 mm");
+        self.lines
+            .iter()
+            .map(|(x, y, t)| (*x, *y, t.as_str()))
+            .chain([label])
     }
 
     /// The page as a one-page PDF, in points from the bottom-left as PDF wants,
@@ -253,12 +258,7 @@ impl BoardPage {
             rect(&mut c, bar);
         }
         c.fill_nonzero();
-        let label = self.ruler_label();
-        let texts = self
-            .lines
-            .iter()
-            .map(|(x, y, t)| (*x, *y, t.as_str()))
-            .chain([label]);
+        let texts = self.texts();
         for (x, y, text) in texts {
             // The bitmap font's caps fill 7 of its 8 rows: the baseline sits there.
             let baseline = y + CHAR_MM * 7.0 / 8.0;
@@ -312,12 +312,7 @@ impl BoardPage {
             let (x0, y0) = (px(x), px(y));
             fill(x0, y0, px(x + bw).max(x0 + 1), px(y + bh).max(y0 + 1));
         }
-        let label = self.ruler_label();
-        let texts = self
-            .lines
-            .iter()
-            .map(|(x, y, t)| (*x, *y, t.as_str()))
-            .chain([label]);
+        let texts = self.texts();
         let font_px = (FONT_SCALE_PX as f64 * dpi / PNG_DPI).round().max(1.0) as i64;
         for (x, y, text) in texts {
             for (k, ch) in text.chars().enumerate() {

@@ -9,13 +9,13 @@
 
 use crate::calibration::Homography;
 use crate::vision::calibrate::{
-    find_flags, median_of, min_corner_spacing, CalibrateError, Chessboard, ViewSearch, MIN_VIEWS,
-    STANDARD_SUBPIX_HALF,
+    find_flags, median_of, min_corner_spacing, sub_pixel, CalibrateError, Chessboard, ViewSearch,
+    MIN_VIEWS, STANDARD_SUBPIX_HALF,
 };
 use nalgebra::Point2;
-use opencv::core::{Mat, Point2f, Size, TermCriteria, Vector};
+use opencv::calib3d;
+use opencv::core::{Mat, Point2f, Vector};
 use opencv::prelude::*;
-use opencv::{calib3d, core, imgproc};
 
 /// A corner of a board grid: `(column, row)`, counted in squares.
 type GridPoint = (i32, i32);
@@ -187,9 +187,11 @@ impl Grid {
         (line, near)
     }
 
-    /// Adds the line beyond side `(dc, dr)` when it is a line of X-corners: every point
-    /// on it in the image, all but at most one at least half as strong as the grid's
-    /// own corners next to it. Its corners are refined so the next line is predicted
+    /// Adds the line beyond side `(dc, dr)` when it is a line of X-corners of this
+    /// board's colouring: every point on it in the image, all but the weakest at least
+    /// [`LINE_WEAKEST`] and the median at least [`LINE_MEDIAN`] as strong as the grid's
+    /// own corners next to it (measured on the photos: such lines read 0.65–1, the
+    /// paper and background past a board's edge below 0 for most points). Its corners are refined so the next line is predicted
     /// from measured points, not extrapolated ones. `false` when there is no such line
     /// (or the image ends there).
     fn extend(
@@ -244,15 +246,7 @@ impl Grid {
                 Point2f::new(p.x as f32, p.y as f32)
             })
             .collect();
-        let criteria =
-            TermCriteria::new(core::TermCriteria_EPS + core::TermCriteria_COUNT, 30, 1e-3)?;
-        imgproc::corner_sub_pix(
-            gray,
-            &mut guess,
-            Size::new(half_window, half_window),
-            Size::new(-1, -1),
-            criteria,
-        )?;
+        sub_pixel(gray, &mut guess, half_window)?;
         for (&k, p) in line.iter().zip(guess.iter()) {
             self.corners.insert(k, Point2::new(p.x as f64, p.y as f64));
         }

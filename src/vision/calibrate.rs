@@ -263,20 +263,30 @@ fn refine_corners(
         .map(|p| Point2::new(p.x as f64, p.y as f64))
         .collect();
     let spacing = min_corner_spacing(&rough, board);
-    let half = window.half_size(spacing);
-    let criteria = TermCriteria::new(core::TermCriteria_EPS + core::TermCriteria_COUNT, 30, 1e-3)?;
-    imgproc::corner_sub_pix(
-        gray,
-        &mut corners,
-        Size::new(half, half),
-        Size::new(-1, -1),
-        criteria,
-    )?;
+    sub_pixel(gray, &mut corners, window.half_size(spacing))?;
     let refined = corners
         .iter()
         .map(|p| Point2::new(p.x as f64, p.y as f64))
         .collect();
     Ok((refined, spacing))
+}
+
+/// Refines corners in place with `cornerSubPix` (half-window `half`, 30 iterations
+/// or 0.001 px).
+pub(crate) fn sub_pixel(
+    gray: &Mat,
+    corners: &mut Vector<Point2f>,
+    half: i32,
+) -> Result<(), CalibrateError> {
+    let criteria = TermCriteria::new(core::TermCriteria_EPS + core::TermCriteria_COUNT, 30, 1e-3)?;
+    imgproc::corner_sub_pix(
+        gray,
+        corners,
+        Size::new(half, half),
+        Size::new(-1, -1),
+        criteria,
+    )?;
+    Ok(())
 }
 
 /// What a search for board views found.
