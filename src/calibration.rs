@@ -1,8 +1,11 @@
 //! Camera intrinsics (`camera.json`) and the table plane (`table.json`) of
 //! DESIGN.md: their formats, and the pure maths every stage uses to go between
 //! pixels and table millimetres (distortion, homography). No OpenCV: the solvers
-//! that estimate these from images live in `vision::calibrate`.
+//! that estimate these from images live in `vision::calibrate`. The printable
+//! chessboard page is `board`.
 //! Uses: model, geometry, config.
+
+pub mod board;
 
 use crate::config::{load_json, save_json, ConfigError};
 use crate::geometry::{Point, Table, TableError};

@@ -1,19 +1,32 @@
-//! `fishtrack calibrate camera|table`: turns the arguments into calls on
-//! `vision::calibrate` and prints what a person calibrating wants to know (which views
-//! were used or dropped, where the board was never seen, how well the table fits).
+//! `fishtrack calibrate board|camera|table`: turns the arguments into calls on
+//! `calibration::board` and `vision::calibrate` and prints what a person calibrating
+//! wants to know (what to print and pass on, which views were used or dropped, where
+//! the board was never seen, how well the table fits).
 //! Uses: calibration, vision (capture, calibrate), cli helpers.
 
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Subcommand)]
 pub enum CalibrateCommand {
+    /// A chessboard to print, at true scale (writes chessboard-<paper>.pdf and .png).
+    ///
+    /// Writes the board as a PDF and as a 300 dpi PNG for each paper asked for. The
+    /// page states the board's size and square size, the `calibrate camera --board
+    /// --square` arguments that match it, and carries a 100 mm ruler: print at 100 %
+    /// (actual size, no "fit to page") and check the ruler before photographing the
+    /// board. A board too large for the paper is refused, naming the largest square
+    /// that fits. Glue the print flat on something stiff.
+    Board(BoardArgs),
     /// Camera intrinsics from chessboard views (writes camera.json).
     ///
     /// Shows a printed chessboard to the camera from many angles, all over the picture.
     /// From a folder or glob every image is a view; from a video, sharp frames with
     /// varied board positions are picked. Views without the whole board, or whose
-    /// error is far above the rest, are left out (and named). The result keeps the
+    /// error is far above the rest, are left out (and named). A --board smaller than
+    /// the board in the views (a part of its grid is found too, and calibrates to a
+    /// wrong focal length) is refused, naming the size seen; so is a size found in too
+    /// few views when a neighbouring size is found instead. The result keeps the
     /// RMS reprojection error and per-view errors, and the command prints how many
     /// corners were seen in each ninth of the picture, so you know where to add views.
     Camera(CameraArgs),
@@ -27,16 +40,45 @@ pub enum CalibrateCommand {
     Table(TableArgs),
 }
 
+/// Which paper `calibrate board` lays the chessboard out for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PaperChoice {
+    /// ISO A4, 210 x 297 mm.
+    A4,
+    /// US Letter, 8.5 x 11 in.
+    Letter,
+    /// Both.
+    All,
+}
+
+#[derive(Debug, Args)]
+pub struct BoardArgs {
+    /// The paper to print on.
+    #[arg(long, value_enum, default_value_t = PaperChoice::All)]
+    pub paper: PaperChoice,
+    /// Inner corners of the chessboard, per row x per column (9x6 is 10x7 squares), as
+    /// `calibrate camera --board` takes it.
+    #[arg(long, default_value = "9x6")]
+    pub board: String,
+    /// Side of one chessboard square, in mm.
+    #[arg(long, default_value_t = 25.0, value_name = "MM")]
+    pub square: f64,
+    /// The folder to write chessboard-<paper>.pdf and chessboard-<paper>.png into.
+    #[arg(short, long, default_value = ".", value_name = "DIR")]
+    pub output: PathBuf,
+}
+
 #[derive(Debug, Args)]
 pub struct CameraArgs {
     /// Board views: a folder of images, a glob like "shots/*.png" (quote it), a video,
     /// or `webcam:N` (a live camera: 300 frames are examined).
     #[arg(long, value_name = "DIR|GLOB|VIDEO")]
     pub images: String,
-    /// Inner corners of the chessboard, per row x per column (a board of 10x7 squares is 9x6).
+    /// Inner corners of the chessboard, per row x per column (a board of 10x7 squares
+    /// is 9x6; `calibrate board` prints the value for the board it writes).
     #[arg(long, default_value = "9x6")]
     pub board: String,
-    /// Side of one chessboard square, in mm.
+    /// Side of one chessboard square, in mm, as measured on the print.
     #[arg(long, default_value_t = 25.0, value_name = "MM")]
     pub square: f64,
     /// Where to write camera.json.
@@ -92,6 +134,7 @@ pub struct TableArgs {
 
 pub fn run(cmd: CalibrateCommand) -> anyhow::Result<()> {
     match cmd {
+        CalibrateCommand::Board(a) => imp::board(a),
         CalibrateCommand::Camera(a) => imp::camera(a),
         CalibrateCommand::Table(a) => imp::table(a),
     }
@@ -99,6 +142,11 @@ pub fn run(cmd: CalibrateCommand) -> anyhow::Result<()> {
 
 #[cfg(not(feature = "opencv"))]
 mod imp {
+    pub fn board(_: super::BoardArgs) -> anyhow::Result<()> {
+        anyhow::bail!(
+            "`fishtrack calibrate` needs OpenCV: rebuild with the default `opencv` feature"
+        )
+    }
     pub fn camera(_: super::CameraArgs) -> anyhow::Result<()> {
         anyhow::bail!(
             "`fishtrack calibrate` needs OpenCV: rebuild with the default `opencv` feature"
@@ -113,7 +161,8 @@ mod imp {
 
 #[cfg(feature = "opencv")]
 mod imp {
-    use super::{CameraArgs, TableArgs};
+    use super::{BoardArgs, CameraArgs, PaperChoice, TableArgs};
+    use crate::calibration::board::{BoardPage, Paper};
     use crate::calibration::{sparse_cells, CameraIntrinsics, TableCalibration, TableFile};
     use crate::cli::progress_bar;
     use crate::vision::calibrate::{
@@ -133,6 +182,55 @@ mod imp {
             use std::fmt::Write as _;
             let _ = writeln!($o, $($t)*);
         }};
+    }
+
+    pub fn board(a: BoardArgs) -> anyhow::Result<()> {
+        let mut o = String::new();
+        let board = Chessboard::parse(&a.board, a.square)?;
+        let papers: &[Paper] = match a.paper {
+            PaperChoice::A4 => &[Paper::A4],
+            PaperChoice::Letter => &[Paper::Letter],
+            PaperChoice::All => &Paper::ALL,
+        };
+        // Every page is laid out before any is written: a board too large for one
+        // paper leaves no half-done set behind.
+        let pages = papers
+            .iter()
+            .map(|&p| BoardPage::layout(p, board.cols, board.rows, board.square_mm))
+            .collect::<Result<Vec<_>, _>>()?;
+        std::fs::create_dir_all(&a.output)
+            .with_context(|| format!("cannot create {}", a.output.display()))?;
+        for page in &pages {
+            let stem = a.output.join(format!("chessboard-{}", page.paper.slug()));
+            let (pdf, png) = (stem.with_extension("pdf"), stem.with_extension("png"));
+            write_bytes(&pdf, &page.to_pdf())?;
+            write_bytes(&png, &page.to_png()?)?;
+            say!(
+                o,
+                "wrote {} and {} ({} {}, {}x{} squares of {} mm)",
+                pdf.display(),
+                png.display(),
+                page.paper,
+                if page.landscape {
+                    "landscape"
+                } else {
+                    "portrait"
+                },
+                board.cols + 1,
+                board.rows + 1,
+                board.square_mm
+            );
+        }
+        say!(
+            o,
+            "print at 100 % (actual size, no fit to page) and check that the ruler measures 100 mm"
+        );
+        say!(
+            o,
+            "then: fishtrack calibrate camera --images DIR {}",
+            pages[0].camera_args()
+        );
+        emit(&o)
     }
 
     /// camera.json as written: the DESIGN.md keys plus what helps judge the calibration.
@@ -435,6 +533,10 @@ mod imp {
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    fn write_bytes(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+        std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
     }
 
     fn shorten(names: &[String]) -> String {

@@ -29,7 +29,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Calibrate the camera (chessboard) or the table plane (table corners).
+    /// Print a chessboard, calibrate the camera (chessboard views) or the table plane.
     #[command(subcommand)]
     Calibrate(calibrate::CalibrateCommand),
     /// Detect, track and score a recorded match; writes record.json.

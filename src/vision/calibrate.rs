@@ -23,6 +23,7 @@ use crate::calibration::{
     CameraIntrinsics, Homography, Line2, TableCalibration, TableFile,
 };
 use crate::model::FrameIdx;
+use crate::vision::board_size::{check_board_size, whole_board_size, FRAMES_KEPT_FOR_OTHER_SIZES};
 use crate::vision::capture::{CaptureError, FrameSource};
 use crate::vision::rectify::{RectifyError, Undistorter};
 use nalgebra::{Point2, Vector2};
@@ -37,8 +38,28 @@ pub enum CalibrateError {
         "board size must be like 9x6 (inner corners per row x per column, each >= 2), got {0:?}"
     )]
     BadBoard(String),
+    #[error("the square side must be a number of mm above 0, got {0}")]
+    BadSquare(f64),
     #[error("no {cols}x{rows} chessboard found in any of the {read} images read (check --board: it counts inner corners)")]
     NoBoard { read: usize, cols: u32, rows: u32 },
+    #[error("the board in these views has {seen_cols}x{seen_rows} inner corners, not {cols}x{rows} (a further row or column of corners lies beyond the {cols}x{rows} grid in {views} of {of} views): pass --board {seen_cols}x{seen_rows}")]
+    LargerBoard {
+        cols: u32,
+        rows: u32,
+        seen_cols: u32,
+        seen_rows: u32,
+        views: usize,
+        of: usize,
+    },
+    #[error("a {cols}x{rows} chessboard is found in {found} of the {read} images read, but a {seen_cols}x{seen_rows} one is: pass --board {seen_cols}x{seen_rows} (it counts inner corners, one fewer than squares each way)")]
+    OtherBoard {
+        found: usize,
+        read: usize,
+        cols: u32,
+        rows: u32,
+        seen_cols: u32,
+        seen_rows: u32,
+    },
     #[error("only {usable} usable board views (of {read} read); at least {needed} are needed, from varied angles")]
     TooFewViews {
         usable: usize,
@@ -89,8 +110,11 @@ impl Chessboard {
         let (a, b) = spec.split_once(['x', 'X']).ok_or_else(bad)?;
         let cols: u32 = a.trim().parse().map_err(|_| bad())?;
         let rows: u32 = b.trim().parse().map_err(|_| bad())?;
-        if cols < 2 || rows < 2 || !(square_mm.is_finite() && square_mm > 0.0) {
+        if cols < 2 || rows < 2 {
             return Err(bad());
+        }
+        if !(square_mm.is_finite() && square_mm > 0.0) {
+            return Err(CalibrateError::BadSquare(square_mm));
         }
         Ok(Chessboard {
             cols,
@@ -99,7 +123,7 @@ impl Chessboard {
         })
     }
 
-    fn pattern_size(&self) -> Size {
+    pub(crate) fn pattern_size(&self) -> Size {
         Size::new(self.cols as i32, self.rows as i32)
     }
 
@@ -206,7 +230,7 @@ pub fn min_corner_spacing(corners: &[Point2<f64>], board: &Chessboard) -> f64 {
     min_spacing
 }
 
-fn find_flags() -> i32 {
+pub(crate) fn find_flags() -> i32 {
     calib3d::CALIB_CB_ADAPTIVE_THRESH | calib3d::CALIB_CB_NORMALIZE_IMAGE
 }
 
@@ -239,20 +263,30 @@ fn refine_corners(
         .map(|p| Point2::new(p.x as f64, p.y as f64))
         .collect();
     let spacing = min_corner_spacing(&rough, board);
-    let half = window.half_size(spacing);
-    let criteria = TermCriteria::new(core::TermCriteria_EPS + core::TermCriteria_COUNT, 30, 1e-3)?;
-    imgproc::corner_sub_pix(
-        gray,
-        &mut corners,
-        Size::new(half, half),
-        Size::new(-1, -1),
-        criteria,
-    )?;
+    sub_pixel(gray, &mut corners, window.half_size(spacing))?;
     let refined = corners
         .iter()
         .map(|p| Point2::new(p.x as f64, p.y as f64))
         .collect();
     Ok((refined, spacing))
+}
+
+/// Refines corners in place with `cornerSubPix` (half-window `half`, 30 iterations
+/// or 0.001 px).
+pub(crate) fn sub_pixel(
+    gray: &Mat,
+    corners: &mut Vector<Point2f>,
+    half: i32,
+) -> Result<(), CalibrateError> {
+    let criteria = TermCriteria::new(core::TermCriteria_EPS + core::TermCriteria_COUNT, 30, 1e-3)?;
+    imgproc::corner_sub_pix(
+        gray,
+        corners,
+        Size::new(half, half),
+        Size::new(-1, -1),
+        criteria,
+    )?;
+    Ok(())
 }
 
 /// What a search for board views found.
@@ -279,6 +313,7 @@ pub fn collect_views_from_images(
     progress: &mut dyn FnMut(),
 ) -> Result<ViewSearch, CalibrateError> {
     let mut search = ViewSearch::default();
+    let (mut seen, mut kept) = (vec![], vec![]);
     let mut first: Option<(i32, i32)> = None;
     while let Some(frame) = source.next_frame()? {
         progress();
@@ -302,15 +337,24 @@ pub fn collect_views_from_images(
         }
         let gray = to_gray(&frame.image)?;
         match find_board(&gray, board, window)? {
-            Some((corners_px, square_px)) => search.views.push(BoardView {
-                name: frame.name,
-                index: frame.index,
-                corners_px,
-                square_px,
-            }),
-            None => search.missed.push(frame.name),
+            Some((corners_px, square_px)) => {
+                seen.push(whole_board_size(&gray, &corners_px, board)?);
+                search.views.push(BoardView {
+                    name: frame.name,
+                    index: frame.index,
+                    corners_px,
+                    square_px,
+                })
+            }
+            None => {
+                if kept.len() < FRAMES_KEPT_FOR_OTHER_SIZES {
+                    kept.push(gray);
+                }
+                search.missed.push(frame.name)
+            }
         }
     }
+    check_board_size(&search, &seen, &kept, board)?;
     Ok(search)
 }
 
@@ -413,6 +457,7 @@ pub fn collect_views_from_video(
         .unwrap_or(1);
     let mut search = ViewSearch::default();
     let mut best: std::collections::HashMap<PoseKey, Candidate> = Default::default();
+    let (mut seen, mut kept) = (vec![], vec![]);
     let mut index: FrameIdx = 0;
     loop {
         if index % stride != 0 {
@@ -455,6 +500,10 @@ pub fn collect_views_from_video(
         let mut corners = Vector::<Point2f>::new();
         let flags = find_flags() | calib3d::CALIB_CB_FAST_CHECK;
         if !calib3d::find_chessboard_corners(&small, board.pattern_size(), &mut corners, flags)? {
+            // Spread over the video: its first frames are often all the same.
+            if kept.len() < FRAMES_KEPT_FOR_OTHER_SIZES && search.missed.len() % 50 == 0 {
+                kept.push(small);
+            }
             search.missed.push(frame.name);
             continue;
         }
@@ -492,6 +541,7 @@ pub fn collect_views_from_video(
                 refine_corners(&gray, board, guess, window)?
             }
         };
+        seen.push(whole_board_size(&gray, &corners_px, board)?);
         search.views.push(BoardView {
             name: format!("frame {idx}"),
             index: idx,
@@ -499,6 +549,7 @@ pub fn collect_views_from_video(
             corners_px,
         });
     }
+    check_board_size(&search, &seen, &kept, board)?;
     Ok(search)
 }
 
@@ -751,7 +802,7 @@ fn colour_projection(bgr: &Mat, axis: [f64; 3]) -> Result<Plane, CalibrateError>
     Ok(Plane { w, h, data })
 }
 
-fn median_of(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median_of(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
         return 0.0;
     }

@@ -6,12 +6,14 @@
 //! |---|---|
 //! | `capture` | reading frames from videos, image folders, globs |
 //! | `calibrate` | chessboard and table-corner calibration solvers |
+//! | `board_size` | whether the chessboard found is the whole board, or which size is seen |
 //! | `rectify` | undistortion and the top-down table view (one `remap`) |
 //! | `render` | the simulator's camera renderer and video writer |
 //! | `annotate` | the replay's annotated video |
 //! | `topview` | video frames → top views of only the changed part of the table (`Watcher`, using the pure `watch` gate), detected by the pure `detect` |
 
 pub mod annotate;
+pub mod board_size;
 pub mod calibrate;
 pub mod capture;
 pub mod rectify;
