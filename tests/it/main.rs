@@ -6,12 +6,12 @@
 //!
 //! To add tests: write `tests/it/<topic>.rs` (a `//!` line saying what it checks,
 //! `use crate::common::run;` to drive the built binary) and add `mod <topic>;` below,
-//! in alphabetical order. A file that needs OpenCV opens with
-//! `#![cfg(feature = "opencv")]`; one that runs the binary but needs no OpenCV
-//! itself gets `#[cfg(feature = "opencv")]` on its `mod` line here, as the binary is
-//! built only with that feature. Modules share one process and run in
-//! parallel threads: write files only into a `tempfile::tempdir()`, never change the
-//! current directory or set environment variables of this process.
+//! in alphabetical order (`layout` fails if a file is left out). A file that needs
+//! OpenCV opens with `#![cfg(feature = "opencv")]`; one that runs the binary but
+//! needs no OpenCV itself gets `#[cfg(feature = "opencv")]` on its `mod` line here,
+//! as the binary is built only with that feature. Modules share one process and run
+//! in parallel threads: write files only into a `tempfile::tempdir()`, never change
+//! the current directory or set environment variables of this process.
 //! Fixtures stay in `tests/data/` (paths from `env!("CARGO_MANIFEST_DIR")`).
 
 mod analyse_cli;
@@ -27,6 +27,7 @@ mod common;
 mod damaged_video;
 #[cfg(feature = "opencv")]
 mod eval_suite;
+mod layout;
 #[cfg(feature = "opencv")]
 mod replay_cli;
 mod replay_diagram;
