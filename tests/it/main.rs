@@ -16,6 +16,7 @@
 
 mod analyse_cli;
 mod analyse_start;
+mod calibrate_board;
 mod calibration_cli;
 mod calibration_reference;
 mod calibration_sim;
@@ -27,6 +28,8 @@ mod common;
 mod damaged_video;
 #[cfg(feature = "opencv")]
 mod eval_suite;
+#[cfg(feature = "opencv")]
+mod export_summary;
 mod layout;
 #[cfg(feature = "opencv")]
 mod replay_cli;
