@@ -3,9 +3,7 @@
 //! command end to end on a drawn frame with clicked corners.
 #![cfg(feature = "opencv")]
 
-mod common;
-
-use common::run;
+use crate::common::run;
 use fishtrack::calibration::{CameraIntrinsics, TableCalibration};
 use nalgebra::Point2;
 use opencv::core::{Mat, Point, Rect, Scalar, Vector, CV_8UC3};

@@ -3,9 +3,7 @@
 //! evaluated, the table has a row per clip and the totals, the JSON totals are the
 //! pooled clips, and a second run keeps the rendered videos.
 
-mod common;
-
-use common::run_in;
+use crate::common::run_in;
 
 /// A one-shot scene with short pauses, so that its clip is a handful of frames.
 const TINY_SCENARIO: &str = r##"{

@@ -1,9 +1,7 @@
 //! `fishtrack simulate` through the binary: bad input gives one clear line and
 //! exit code 1; a small run writes the video, truth and calibration files.
 
-mod common;
-
-use common::run;
+use crate::common::run;
 
 fn one_error_line(code: i32, err: &str, needle: &str) {
     assert_eq!(code, 1, "{err}");

@@ -4,9 +4,7 @@
 //! gets one clear line; exit code 1 where nothing useful remains.
 #![cfg(feature = "opencv")]
 
-mod common;
-
-use common::run;
+use crate::common::run;
 use std::path::Path;
 
 fn s(p: &Path) -> &str {

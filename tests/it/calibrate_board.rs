@@ -7,9 +7,7 @@
 //! camera, and on the real photos in `../shared/data/calib` when present.
 #![cfg(feature = "opencv")]
 
-mod common;
-
-use common::run;
+use crate::common::run;
 use fishtrack::vision::board_size::whole_board_size;
 use fishtrack::vision::calibrate::{find_board, Chessboard, SubpixWindow};
 use nalgebra::{Matrix3, Point2, Rotation3, Vector3};

@@ -1,7 +1,5 @@
-//! Running the built `fishtrack` binary from the integration tests (each test file
-//! that needs it declares `mod common;`).
-// Each test crate uses only some of these.
-#![allow(dead_code)]
+//! Running the built `fishtrack` binary from the integration tests (a test module
+//! that needs it says `use crate::common::run;`).
 
 use std::path::Path;
 use std::process::Command;
