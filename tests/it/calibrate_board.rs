@@ -7,7 +7,7 @@
 //! camera, and on the real photos in `../shared/data/calib` when present.
 #![cfg(feature = "opencv")]
 
-use crate::common::run;
+use crate::common::{assert_fails_with, run};
 use fishtrack::vision::board_size::whole_board_size;
 use fishtrack::vision::calibrate::{find_board, Chessboard, SubpixWindow};
 use nalgebra::{Matrix3, Point2, Rotation3, Vector3};
@@ -20,17 +20,6 @@ const MM_PER_INCH: f64 = 25.4;
 
 fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
-}
-
-/// Exit code 1 and exactly one line on stderr containing every `needle`.
-fn assert_fails_with(args: &[&str], needles: &[&str]) {
-    let (code, _, stderr) = run(args);
-    assert_eq!(code, 1, "{args:?}: {stderr}");
-    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "{args:?}: not one line: {stderr}");
-    for n in needles {
-        assert!(lines[0].contains(n), "{args:?}: {:?} lacks {n:?}", lines[0]);
-    }
 }
 
 fn read_gray(path: &Path) -> Mat {

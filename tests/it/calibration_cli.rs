@@ -3,24 +3,12 @@
 //! command end to end on a drawn frame with clicked corners.
 #![cfg(feature = "opencv")]
 
-use crate::common::run;
+use crate::common::{assert_fails_with, run};
 use fishtrack::calibration::{CameraIntrinsics, TableCalibration};
 use nalgebra::Point2;
 use opencv::core::{Mat, Point, Rect, Scalar, Vector, CV_8UC3};
 use opencv::{imgcodecs, imgproc};
 use std::path::Path;
-
-/// Exit code 1 and exactly one line on stderr containing every `needle`.
-fn assert_fails_with(args: &[&str], needles: &[&str]) {
-    let (code, _, stderr) = run(args);
-    assert_eq!(code, 1, "{args:?}: {stderr}");
-    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "{args:?}: not one line: {stderr}");
-    for n in needles {
-        assert!(lines[0].contains(n), "{args:?}: {:?} lacks {n:?}", lines[0]);
-    }
-    assert!(!stderr.contains("panicked"), "{stderr}");
-}
 
 fn write(path: &Path, image: &Mat) {
     assert!(imgcodecs::imwrite(path, image, &Vector::new()).unwrap());

@@ -18,6 +18,19 @@ pub fn run_in(args: &[&str], dir: &Path) -> (i32, String, String) {
     )
 }
 
+/// Runs `fishtrack ARGS` and checks that it failed as a user should see it: exit
+/// code 1, exactly one line on stderr, containing every `needle`, and no panic.
+pub fn assert_fails_with(args: &[&str], needles: &[&str]) {
+    let (code, _, stderr) = run(args);
+    assert_eq!(code, 1, "{args:?}: {stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: not one line: {stderr}");
+    for n in needles {
+        assert!(lines[0].contains(n), "{args:?}: {:?} lacks {n:?}", lines[0]);
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 fn output(cmd: &mut Command) -> (i32, String, String) {
     let out = cmd.output().expect("run fishtrack");
     (
