@@ -21,6 +21,8 @@ mod calibration_cli;
 mod calibration_reference;
 mod calibration_sim;
 #[cfg(feature = "opencv")]
+mod cli_flags;
+#[cfg(feature = "opencv")]
 mod cli_score;
 mod coin_streaks;
 #[cfg(feature = "opencv")]
