@@ -201,17 +201,65 @@ pub fn bundled_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
 }
 
-/// A progress bar on stderr, hidden when stderr is not a terminal.
+/// A progress bar on stderr over `len` steps (0: not known, so no bar and no ETA).
+/// indicatif's stderr target hides itself when stderr is not a terminal (or `TERM` is
+/// unset or `dumb`), so a pipe or a log file gets no escape codes.
 pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(len),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{msg:>12} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})",
-    ) {
+    let known = (len > 0).then_some(len);
+    let bar =
+        indicatif::ProgressBar::with_draw_target(known, indicatif::ProgressDrawTarget::stderr());
+    let template = if known.is_some() {
+        "{msg:>12} [{bar:40}] {pos}/{len} ({rate}, {honest_eta})"
+    } else {
+        "{msg:>12} {pos} ({rate})"
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        let style = style
+            .with_key(
+                "rate",
+                |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+                    // indicatif's `{per_sec}` prints four decimals ("73.8932/s").
+                    let _ = write!(out, "{:.1}/s", state.per_sec());
+                },
+            )
+            .with_key(
+                "honest_eta",
+                |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+                    let eta = state
+                        .len()
+                        .and_then(|len| honest_eta(state.elapsed(), state.pos(), len));
+                    let _ = match eta {
+                        Some(left) => write!(out, "eta {:#}", indicatif::HumanDuration(left)),
+                        None => write!(out, "eta …"),
+                    };
+                },
+            );
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(what.to_string());
     bar
+}
+
+/// Share of the work done before an ETA is shown.
+pub const ETA_AFTER_FRACTION: f64 = 0.05;
+/// Time run before an ETA is shown.
+pub const ETA_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The time left for `len - pos` steps at the average rate so far, or `None` while too
+/// little is done to say: before [`ETA_AFTER_FRACTION`] of the work *and* [`ETA_AFTER`].
+/// The first steps carry the start-up (opening the video, building the detector) and a
+/// few steps or a fraction of a second are not a rate: indicatif's own `{eta}`, a
+/// recent-rate estimate from the first ticks, once said "eta 41m" of an 18-second job.
+/// The average over the whole run so far is steadier than a recent window where work
+/// per step swings (a still table is skipped, a shot is looked at in full).
+pub fn honest_eta(elapsed: std::time::Duration, pos: u64, len: u64) -> Option<std::time::Duration> {
+    if len == 0 || pos == 0 || elapsed < ETA_AFTER {
+        return None;
+    }
+    let done = pos.min(len) as f64 / len as f64;
+    if done < ETA_AFTER_FRACTION {
+        return None;
+    }
+    let left = len.saturating_sub(pos) as f64;
+    Some(elapsed.mul_f64(left / pos as f64))
 }

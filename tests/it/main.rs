@@ -33,6 +33,7 @@ mod eval_suite;
 #[cfg(feature = "opencv")]
 mod export_summary;
 mod layout;
+mod progress_eta;
 #[cfg(feature = "opencv")]
 mod replay_cli;
 mod replay_diagram;
