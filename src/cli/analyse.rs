@@ -820,5 +820,6 @@ fn print_scoreboard(record: &Path) -> anyhow::Result<()> {
         game: None,
         table: None,
         json: false,
+        wide: false,
     })
 }

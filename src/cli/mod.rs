@@ -134,6 +134,56 @@ pub(crate) fn columns(rows: &[Vec<String>], left: &[usize], rules: &[usize], rul
     out
 }
 
+/// Narrows `rows` (a header and its rows, for [`columns`]) to at most `max_width`
+/// characters a line: takes a character at a time from the widest column of the first
+/// tier that is still wider than `min_width`, then of the next tier, and cuts every cell
+/// longer than its column with "…". Columns in no tier keep their width.
+pub(crate) fn fit_columns(
+    rows: &mut [Vec<String>],
+    max_width: usize,
+    tiers: &[&[usize]],
+    min_width: usize,
+) {
+    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths: Vec<usize> = (0..count)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut total = widths.iter().sum::<usize>() + 2 * count.saturating_sub(1);
+    for tier in tiers {
+        while total > max_width {
+            let widest = tier
+                .iter()
+                .copied()
+                .filter(|&c| widths.get(c).is_some_and(|&w| w > min_width))
+                .max_by_key(|&c| widths[c]);
+            let Some(c) = widest else { break };
+            widths[c] -= 1;
+            total -= 1;
+        }
+    }
+    for row in rows.iter_mut() {
+        for (cell, &width) in row.iter_mut().zip(&widths) {
+            *cell = cut(cell, width);
+        }
+    }
+}
+
+/// `text` cut to `width` characters, its last one "…" when anything was cut.
+pub(crate) fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 /// An error and its causes as one line joined by ": ". A cause whose text its
 /// error already quotes (`"cannot read {path}: {source}"`) is not said twice.
 fn one_line(err: &anyhow::Error) -> String {

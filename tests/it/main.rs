@@ -43,6 +43,8 @@ mod replay_video;
 mod rules_props;
 mod rules_table;
 #[cfg(feature = "opencv")]
+mod scoreboard_width;
+#[cfg(feature = "opencv")]
 mod sim_cli;
 mod sim_physics;
 mod sim_render;
