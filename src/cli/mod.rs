@@ -88,16 +88,8 @@ pub(crate) enum Rule {
 /// Rows as aligned text columns (those in `left` left-aligned, the others right),
 /// with a rule before the rows listed in `rules` (`rows.len()`: after the last).
 pub(crate) fn columns(rows: &[Vec<String>], left: &[usize], rules: &[usize], rule: Rule) -> String {
-    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..count)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths = column_widths(rows);
+    let count = widths.len();
     let line_rule = match rule {
         Rule::Whole => "-".repeat(widths.iter().sum::<usize>() + 2 * count.saturating_sub(1)),
         Rule::PerColumn => widths
@@ -134,6 +126,20 @@ pub(crate) fn columns(rows: &[Vec<String>], left: &[usize], rules: &[usize], rul
     out
 }
 
+/// The widest cell of each column, in characters.
+fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
+    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..count)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
 /// Narrows `rows` (a header and its rows, for [`columns`]) to at most `max_width`
 /// characters a line: takes a character at a time from the widest column of the first
 /// tier that is still wider than `min_width`, then of the next tier, and cuts every cell
@@ -144,16 +150,8 @@ pub(crate) fn fit_columns(
     tiers: &[&[usize]],
     min_width: usize,
 ) {
-    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths: Vec<usize> = (0..count)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let mut widths = column_widths(rows);
+    let count = widths.len();
     let mut total = widths.iter().sum::<usize>() + 2 * count.saturating_sub(1);
     for tier in tiers {
         while total > max_width {
