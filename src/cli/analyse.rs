@@ -66,10 +66,12 @@ videos of several could not be analysed (their records are missing)"
 pub struct AnalyseArgs {
     /// Video files or folders of videos (default: the bundled sample).
     pub videos: Vec<PathBuf>,
-    /// Table calibration (table.json) of the camera that filmed the videos.
+    /// Table calibration (table.json) of the camera that filmed the videos
+    /// [default: calibration/table.json].
     #[arg(long)]
     pub table: Option<PathBuf>,
-    /// Match set-up (game.json): players and their colours, moves, items.
+    /// Match set-up (game.json): players and their colours, moves, items
+    /// [default: calibration/game.json].
     #[arg(long)]
     pub game: Option<PathBuf>,
     /// The state the (first) clip starts from: a record.json or a state.json.
@@ -78,8 +80,9 @@ pub struct AnalyseArgs {
     /// Treat the videos as consecutive clips of one match; write one record.
     #[arg(long)]
     pub chain: bool,
-    /// Output: the record file (one video or --chain), else a folder (default: out/).
-    #[arg(short, long)]
+    /// Output: the record file (one video or --chain), else a folder of records
+    /// [default: record.json; with several videos, out/].
+    #[arg(short, long, value_name = "FILE|DIR")]
     pub output: Option<PathBuf>,
     /// Scale of the top view the detector works on, mm per pixel.
     #[arg(long, default_value_t = 1.0)]
@@ -817,5 +820,6 @@ fn print_scoreboard(record: &Path) -> anyhow::Result<()> {
         game: None,
         table: None,
         json: false,
+        wide: false,
     })
 }

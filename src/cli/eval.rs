@@ -41,13 +41,18 @@ matches of 2-4 players with 1-3 moves each, 30 or 60 fps, hand on or off, each i
 look (materials, light and shadows, camera drift, H.264...: src/sim/look.rs); it prints a row \
 a clip, the pooled figures and the worst clips with the command that renders each again. \
 Without --seed the sweep seed is drawn and printed, so a run can be repeated.",
-    group(clap::ArgGroup::new("set").args(["suite", "sweep"]))
+    group(clap::ArgGroup::new("set").args(["suite", "sweep"])),
+    // clap derives `[RECORD] [TRUTH]` from the two modes together, as if nothing were
+    // required; the usage says what each mode needs.
+    override_usage = "fishtrack eval [OPTIONS] <RECORD> <TRUTH>\n       \
+fishtrack eval [OPTIONS] --suite <SUITE.json>\n       \
+fishtrack eval [OPTIONS] --sweep <N> [--seed <SEED>]"
 )]
 pub struct EvalArgs {
-    /// The record written by `fishtrack analyse`.
+    /// The record written by `fishtrack analyse` (required without --suite or --sweep).
     #[arg(required_unless_present = "set", conflicts_with = "set")]
     pub record: Option<PathBuf>,
-    /// The truth.json written by `fishtrack simulate` for the same video.
+    /// The truth.json written by `fishtrack simulate` for the same video (required with RECORD).
     #[arg(required_unless_present = "set")]
     pub truth: Option<PathBuf>,
     /// Print the figures as JSON instead of a table.

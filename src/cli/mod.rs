@@ -88,16 +88,8 @@ pub(crate) enum Rule {
 /// Rows as aligned text columns (those in `left` left-aligned, the others right),
 /// with a rule before the rows listed in `rules` (`rows.len()`: after the last).
 pub(crate) fn columns(rows: &[Vec<String>], left: &[usize], rules: &[usize], rule: Rule) -> String {
-    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..count)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths = column_widths(rows);
+    let count = widths.len();
     let line_rule = match rule {
         Rule::Whole => "-".repeat(widths.iter().sum::<usize>() + 2 * count.saturating_sub(1)),
         Rule::PerColumn => widths
@@ -131,6 +123,62 @@ pub(crate) fn columns(rows: &[Vec<String>], left: &[usize], rules: &[usize], rul
         out.push_str(&line_rule);
         out.push('\n');
     }
+    out
+}
+
+/// The widest cell of each column, in characters.
+fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
+    let count = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..count)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+/// Narrows `rows` (a header and its rows, for [`columns`]) to at most `max_width`
+/// characters a line: takes a character at a time from the widest column of the first
+/// tier that is still wider than `min_width`, then of the next tier, and cuts every cell
+/// longer than its column with "…". Columns in no tier keep their width.
+pub(crate) fn fit_columns(
+    rows: &mut [Vec<String>],
+    max_width: usize,
+    tiers: &[&[usize]],
+    min_width: usize,
+) {
+    let mut widths = column_widths(rows);
+    let count = widths.len();
+    let mut total = widths.iter().sum::<usize>() + 2 * count.saturating_sub(1);
+    for tier in tiers {
+        while total > max_width {
+            let widest = tier
+                .iter()
+                .copied()
+                .filter(|&c| widths.get(c).is_some_and(|&w| w > min_width))
+                .max_by_key(|&c| widths[c]);
+            let Some(c) = widest else { break };
+            widths[c] -= 1;
+            total -= 1;
+        }
+    }
+    for row in rows.iter_mut() {
+        for (cell, &width) in row.iter_mut().zip(&widths) {
+            *cell = cut(cell, width);
+        }
+    }
+}
+
+/// `text` cut to `width` characters, its last one "…" when anything was cut.
+pub(crate) fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
     out
 }
 
@@ -201,17 +249,65 @@ pub fn bundled_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
 }
 
-/// A progress bar on stderr, hidden when stderr is not a terminal.
+/// A progress bar on stderr over `len` steps (0: not known, so no bar and no ETA).
+/// indicatif's stderr target hides itself when stderr is not a terminal (or `TERM` is
+/// unset or `dumb`), so a pipe or a log file gets no escape codes.
 pub fn progress_bar(len: u64, what: &str) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(len),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{msg:>12} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})",
-    ) {
+    let known = (len > 0).then_some(len);
+    let bar =
+        indicatif::ProgressBar::with_draw_target(known, indicatif::ProgressDrawTarget::stderr());
+    let template = if known.is_some() {
+        "{msg:>12} [{bar:40}] {pos}/{len} ({rate}, {honest_eta})"
+    } else {
+        "{msg:>12} {pos} ({rate})"
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        let style = style
+            .with_key(
+                "rate",
+                |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+                    // indicatif's `{per_sec}` prints four decimals ("73.8932/s").
+                    let _ = write!(out, "{:.1}/s", state.per_sec());
+                },
+            )
+            .with_key(
+                "honest_eta",
+                |state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write| {
+                    let eta = state
+                        .len()
+                        .and_then(|len| honest_eta(state.elapsed(), state.pos(), len));
+                    let _ = match eta {
+                        Some(left) => write!(out, "eta {:#}", indicatif::HumanDuration(left)),
+                        None => write!(out, "eta …"),
+                    };
+                },
+            );
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(what.to_string());
     bar
+}
+
+/// Share of the work done before an ETA is shown.
+pub const ETA_AFTER_FRACTION: f64 = 0.05;
+/// Time run before an ETA is shown.
+pub const ETA_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The time left for `len - pos` steps at the average rate so far, or `None` while too
+/// little is done to say: before [`ETA_AFTER_FRACTION`] of the work *and* [`ETA_AFTER`].
+/// The first steps carry the start-up (opening the video, building the detector) and a
+/// few steps or a fraction of a second are not a rate: indicatif's own `{eta}`, a
+/// recent-rate estimate from the first ticks, once said "eta 41m" of an 18-second job.
+/// The average over the whole run so far is steadier than a recent window where work
+/// per step swings (a still table is skipped, a shot is looked at in full).
+pub fn honest_eta(elapsed: std::time::Duration, pos: u64, len: u64) -> Option<std::time::Duration> {
+    if len == 0 || pos == 0 || elapsed < ETA_AFTER {
+        return None;
+    }
+    let done = pos.min(len) as f64 / len as f64;
+    if done < ETA_AFTER_FRACTION {
+        return None;
+    }
+    let left = len.saturating_sub(pos) as f64;
+    Some(elapsed.mul_f64(left / pos as f64))
 }

@@ -29,7 +29,13 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub video: Option<PathBuf>,
     /// Output folder (created if missing).
-    #[arg(short = 'o', long = "out", default_value = "replay")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "out",
+        value_name = "DIR",
+        default_value = "replay"
+    )]
     pub out: PathBuf,
     /// Table calibration, to draw table mm onto the video [default: table.json next to
     /// the record, else calibration/table.json].

@@ -18,12 +18,19 @@ use std::path::{Path, PathBuf};
 /// The default table when neither the record, `--table` nor `calibration/table.json`
 /// gives one: 1000 x 700 mm.
 const DEFAULT_TABLE_MM: (f64, f64) = (1000.0, 700.0);
+/// Widest line of the default table: a terminal of 100 columns holds four players of
+/// 12-character names; longer lists are cut with "…" (`--wide` has them whole).
+pub const SCOREBOARD_COLUMNS: usize = 100;
+/// Narrowest a cut column gets.
+const MIN_COLUMN: usize = 6;
 
 #[derive(Debug, Args)]
 #[command(
     after_help = "Re-run the rules (R2–R11) on a record.json and print the score table: one row per \
 shot with the mover, the lost items, the points and why, the put-backs the rules require, the \
-violations, and every player's running total.\n\n\
+violations, and every player's running total. By default the table fits 100 columns: the points \
+without their reasons, the R11 violations by code, long cells cut with \"…\"; --wide adds the \
+reasons, the put-backs and the violations' evidence.\n\n\
 The set-up comes from --game, else the game embedded in the record, else calibration/game.json. \
 The table comes from --table (a table.json; only `corners_mm` is read), else the record's \
 `table_mm`, else calibration/table.json, else a 1000x700 mm rectangle."
@@ -40,6 +47,10 @@ pub struct ScoreArgs {
     /// Print the machine form (JSON) instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// The full table: points with their reasons, put-backs with their poses, the
+    /// violations' evidence (as wide as that takes).
+    #[arg(long, visible_alias = "explain", conflicts_with = "json")]
+    pub wide: bool,
 }
 
 /// Just the part of table.json `score` needs.
@@ -110,8 +121,10 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
     };
     let text = if args.json {
         serde_json::to_string_pretty(&table_out)? + "\n"
+    } else if args.wide {
+        wide_table(&game, &table_out) + &outcome(&game, &table_out)
     } else {
-        render(&game, &table_out)
+        compact_table(&game, &table_out) + &outcome(&game, &table_out) + &wide_hint(&record_path)
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(())
@@ -176,9 +189,110 @@ fn put_back_text(p: &PutBack) -> String {
     format!("{} {}{verdict}{at}", p.item, p.rule)
 }
 
-/// The human form: an aligned table, then the totals.
-fn render(game: &Game, t: &ScoreTable) -> String {
-    let name = |p: usize| game.players.get(p).map(|x| x.name.as_str()).unwrap_or("?");
+/// A player's name by index ("?" for one the set-up lacks).
+fn player_name(game: &Game, player: usize) -> &str {
+    game.players
+        .get(player)
+        .map(|x| x.name.as_str())
+        .unwrap_or("?")
+}
+
+/// The default human form, at most [`SCOREBOARD_COLUMNS`] wide: a row a shot with the
+/// mover, the lost items, the points by rule (a player named only when not the mover),
+/// the R11 violations by code (a column only when there are any) and the running
+/// totals.
+fn compact_table(game: &Game, t: &ScoreTable) -> String {
+    let name = |p: usize| player_name(game, p);
+    let any_violation = t.shots.iter().any(|r| !r.violations.is_empty());
+    let mut header = vec![
+        "shot".to_string(),
+        "mover".into(),
+        "lost".into(),
+        "points".into(),
+    ];
+    if any_violation {
+        header.push("R11".into());
+    }
+    let text_columns: Vec<usize> = (1..header.len()).collect();
+    let first_total = header.len();
+    header.extend(t.players.iter().cloned());
+    let or_dash = |parts: Vec<String>, sep: &str| {
+        if parts.is_empty() {
+            "-".to_string()
+        } else {
+            parts.join(sep)
+        }
+    };
+    let mut rows = vec![header];
+    for r in &t.shots {
+        let by = |player: usize| {
+            if player == r.player {
+                String::new()
+            } else {
+                format!("{} ", name(player))
+            }
+        };
+        let mover = if r.counted {
+            name(r.player).to_string()
+        } else {
+            format!("{}*", name(r.player))
+        };
+        let lost = or_dash(r.lost.iter().map(|i| i.to_string()).collect(), " ");
+        let points = r
+            .points
+            .iter()
+            .map(|p| format!("{}{} {}", by(p.player), signed(p.points), p.rule))
+            .collect();
+        let mut row = vec![r.index.to_string(), mover, lost, or_dash(points, ", ")];
+        if any_violation {
+            let violations = r
+                .violations
+                .iter()
+                .map(|v| {
+                    let fine = if v.fine != 0 {
+                        format!(" {}", v.fine)
+                    } else {
+                        String::new()
+                    };
+                    format!("{}{}{fine}", by(v.player), v.code)
+                })
+                .collect();
+            row.push(or_dash(violations, ", "));
+        }
+        row.extend(r.totals.iter().map(|v| v.to_string()));
+        rows.push(row);
+    }
+    let totals: Vec<usize> = (first_total..rows[0].len()).collect();
+    super::fit_columns(
+        &mut rows,
+        SCOREBOARD_COLUMNS,
+        &[&text_columns, &totals],
+        MIN_COLUMN,
+    );
+    let mut out = super::columns(&rows, &text_columns, &[1], Rule::PerColumn);
+    if t.shots.iter().any(|r| !r.counted) {
+        out.push_str("*: the shot did not count as a move\n");
+    }
+    out
+}
+
+/// Where the rest of the default table is, as a command to run.
+fn wide_hint(record_path: &Path) -> String {
+    let hint = format!(
+        "reasons, put-backs, evidence: fishtrack score {} --wide",
+        record_path.display()
+    );
+    if hint.chars().count() <= SCOREBOARD_COLUMNS {
+        hint + "\n"
+    } else {
+        "reasons, put-backs, evidence: fishtrack score RECORD --wide\n".to_string()
+    }
+}
+
+/// The `--wide` human form: every point's reason, every put-back with its pose,
+/// every violation with its evidence.
+fn wide_table(game: &Game, t: &ScoreTable) -> String {
+    let name = |p: usize| player_name(game, p);
     let mut header = vec![
         "shot".to_string(),
         "mover".into(),
@@ -258,7 +372,12 @@ fn render(game: &Game, t: &ScoreTable) -> String {
         rows.push(row);
     }
     // Rule 1 is under the header, also when no shot follows it.
-    let mut out = super::columns(&rows, &[1, 2, 3, 4, 5], &[1], Rule::PerColumn);
+    super::columns(&rows, &[1, 2, 3, 4, 5], &[1], Rule::PerColumn)
+}
+
+/// The totals and how the match stands, under either table.
+fn outcome(game: &Game, t: &ScoreTable) -> String {
+    let mut out = String::new();
     let totals: Vec<String> = t
         .players
         .iter()

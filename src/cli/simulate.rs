@@ -26,8 +26,8 @@ pub struct SimulateArgs {
     /// Random seed: the same seed gives the same truth and video.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Output folder (created).
-    #[arg(short = 'o', long)]
+    /// Output folder (created if missing); required, as a simulation writes several files.
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
     pub out: PathBuf,
     /// Image size WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720")]

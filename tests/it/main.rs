@@ -21,6 +21,8 @@ mod calibration_cli;
 mod calibration_reference;
 mod calibration_sim;
 #[cfg(feature = "opencv")]
+mod cli_flags;
+#[cfg(feature = "opencv")]
 mod cli_score;
 mod coin_streaks;
 #[cfg(feature = "opencv")]
@@ -31,6 +33,7 @@ mod eval_suite;
 #[cfg(feature = "opencv")]
 mod export_summary;
 mod layout;
+mod progress_eta;
 #[cfg(feature = "opencv")]
 mod replay_cli;
 mod replay_diagram;
@@ -39,6 +42,8 @@ mod replay_html;
 mod replay_video;
 mod rules_props;
 mod rules_table;
+#[cfg(feature = "opencv")]
+mod scoreboard_width;
 #[cfg(feature = "opencv")]
 mod sim_cli;
 mod sim_physics;
