@@ -59,9 +59,10 @@ before the analysis starts.",
     after_help = "Exit codes:\n  \
 0  done; every record written, nothing that could change a score\n  \
 1  bad input or output: nothing useful was written (or, after a record was written, a \
-player's colour was never seen)\n  \
-3  done with a warning that may change a score: damaged frames fall in a shot, or some \
-videos of several could not be analysed (their records are missing)"
+player's colour was never seen: the game file may not be this match's; --force scores it)\n  \
+3  done with a warning that may change a score: damaged frames fall in a shot, some \
+videos of several could not be analysed (their records are missing), or with --force a \
+player's colour was never seen"
 )]
 pub struct AnalyseArgs {
     /// Video files or folders of videos (default: the bundled sample).
@@ -105,6 +106,11 @@ pub struct AnalyseArgs {
     /// about half as much CPU time again on the bench video).
     #[arg(long)]
     pub streaks: bool,
+    /// Score the match even when a player's colour never shows on the table (the
+    /// game file may be wrong, or a player's tag was out of view): print the
+    /// scoreboard, warn, and exit 3 instead of refusing with exit 1.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Everything the analysis of one clip needs besides the video.
@@ -178,14 +184,23 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
             d.commit()?;
         }
         eprintln!("fishtrack: wrote {}", output.display());
+        if !unseen.is_empty() && !args.force {
+            // A score with a player missing is likely a wrong game file: no
+            // scoreboard, the record kept for a look.
+            bail!(
+                "{}: check game.json, or pass --force to score it anyway (the record was written)",
+                colours_missing(&setup.game, &unseen)
+            );
+        }
         if !args.quiet {
             print_scoreboard(&output)?;
         }
         if !unseen.is_empty() {
-            bail!(
-                "the colour of {} was never seen in the video: check game.json (the record was written anyway)",
-                unseen.join(", ")
+            eprintln!(
+                "fishtrack: warning: {} (scored anyway: --force)",
+                colours_missing(&setup.game, &unseen)
             );
+            return Ok(super::Done::Warned);
         }
         return Ok(done_by(&record));
     }
@@ -209,11 +224,15 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
                 |(rec, unseen)| {
                     pending.write(&rec)?;
                     if !unseen.is_empty() {
-                        bail!(
-                            "wrote {} but the colour of {} was never seen",
-                            out.display(),
-                            unseen.join(", ")
+                        let missing = colours_missing(&setup.game, &unseen);
+                        if !args.force {
+                            bail!("wrote {} but {missing}", out.display());
+                        }
+                        eprintln!(
+                            "fishtrack: warning: {}: {missing} (scored anyway: --force)",
+                            v.display()
                         );
+                        return Ok((out, super::Done::Warned));
                     }
                     Ok((out, done_by(&rec)))
                 },
@@ -252,6 +271,26 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
 
 /// How an analysis that wrote `record` ended: with a warning when damaged frames
 /// fall in a shot (its judgement may be wrong).
+/// "the colour of Greta (#00ff00) was never seen in the video (seen: Anna (#d62728))":
+/// which players' colours showed and which did not, `unseen` as `analyse_one` names them.
+fn colours_missing(game: &Game, unseen: &[String]) -> String {
+    let seen: Vec<String> = game
+        .players
+        .iter()
+        .map(|p| format!("{} ({})", p.name, p.color))
+        .filter(|named| !unseen.contains(named))
+        .collect();
+    let seen = if seen.is_empty() {
+        "none".to_string()
+    } else {
+        seen.join(", ")
+    };
+    format!(
+        "the colour of {} was never seen in the video (seen: {seen})",
+        unseen.join(", ")
+    )
+}
+
 fn done_by(record: &Record) -> super::Done {
     if record.video.damaged_shots.is_empty() {
         super::Done::Clean

@@ -125,29 +125,78 @@ fn a_calibration_made_at_another_size_is_one_line_exit_1() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
-#[test]
-fn a_player_whose_colour_never_shows_is_named_and_the_record_still_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    small_match(d);
+fn refs(a: &[String]) -> Vec<&str> {
+    a.iter().map(String::as_str).collect()
+}
+
+/// A game file with a player whose (green) tag is nowhere on the table, beside
+/// `small_match`'s own.
+fn game_with_greta(d: &Path) -> std::path::PathBuf {
     let mut game: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("game.json")).unwrap()).unwrap();
-    // A second player whose (green) tag is nowhere on the table.
     game["players"]
         .as_array_mut()
         .unwrap()
         .push(serde_json::json!({"name": "Greta", "color": "#00ff00"}));
     let greta = d.join("greta.json");
     std::fs::write(&greta, serde_json::to_string_pretty(&game).unwrap()).unwrap();
-    let (code, _, err) = analyse(d, &d.join("video.avi"), &greta, &d.join("table.json"));
+    greta
+}
+
+#[test]
+fn a_player_whose_colour_never_shows_is_named_and_the_record_still_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_match(d);
+    let greta = game_with_greta(d);
+    let record = d.join("record.json");
+    let args = |force: bool| {
+        let mut a = vec![
+            "analyse",
+            s(&d.join("video.avi")),
+            "--table",
+            s(&d.join("table.json")),
+            "--game",
+            s(&greta),
+            "-o",
+            s(&record),
+        ]
+        .into_iter()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+        if force {
+            a.push("--force".into());
+        }
+        a
+    };
+    // Refused: one line naming who was not seen and who was, no scoreboard.
+    let (code, out, err) = run(&refs(&args(false)));
     assert_eq!(code, 1, "{err}");
     let lines = error_lines(&err);
     assert_eq!(lines.len(), 1, "{err}");
+    let game: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("game.json")).unwrap()).unwrap();
+    let seen = game["players"][0]["name"].as_str().unwrap().to_string();
     assert!(
-        lines[0].contains("Greta") && lines[0].contains("never seen"),
+        lines[0].contains("Greta")
+            && lines[0].contains("never seen")
+            && lines[0].contains(&format!("seen: {seen}"))
+            && lines[0].contains("--force"),
         "{err}"
     );
-    assert!(d.join("record.json").exists(), "the record is kept");
+    assert!(!out.contains("total"), "a scoreboard was printed: {out}");
+    assert!(record.exists(), "the record is kept");
+    // --force: scored, warned, exit 3.
+    std::fs::remove_file(&record).unwrap();
+    let (code, out, err) = run(&refs(&args(true)));
+    assert_eq!(code, 3, "{err}");
+    assert!(out.contains("total"), "no scoreboard: {out}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("warning") && l.contains("Greta") && l.contains("never seen")),
+        "{err}"
+    );
+    assert!(record.exists());
 }
 
 #[test]
