@@ -25,7 +25,18 @@ pub enum ConfigError {
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    #[error("{game}: its items file {items} is neither beside it ({beside}) nor in {fallback}")]
+    ItemsNotFound {
+        game: PathBuf,
+        items: PathBuf,
+        beside: PathBuf,
+        fallback: PathBuf,
+    },
 }
+
+/// Where a game file's relative `items` path is looked for when it is not beside the
+/// game file: the bundled calibration folder, as every command's defaults are.
+pub const ITEMS_FALLBACK_DIR: &str = "calibration";
 
 /// Reads and parses a JSON file; errors carry the path, and for bad JSON the line and column.
 pub fn load_json<T: DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
@@ -237,19 +248,36 @@ impl Game {
         p < self.players.len()
     }
 
-    /// Loads and validates `game.json`, resolving an `items` path against the game file.
+    /// Loads and validates `game.json`, resolving a relative `items` path against the
+    /// game file's folder, else [`ITEMS_FALLBACK_DIR`] (a game file written by hand
+    /// elsewhere, with the bundled tags).
     pub fn load(path: &Path) -> Result<Game, ConfigError> {
+        Self::load_with_fallback(path, Path::new(ITEMS_FALLBACK_DIR))
+    }
+
+    /// As [`Game::load`], with the folder looked in after the game file's own.
+    pub fn load_with_fallback(path: &Path, fallback_dir: &Path) -> Result<Game, ConfigError> {
         let file: GameFile = load_json(path)?;
         let items = match file.items {
             ItemsRef::Inline(items) => items,
-            ItemsRef::Path(p) => {
-                let p = if p.is_relative() {
-                    path.parent().unwrap_or(Path::new(".")).join(p)
+            ItemsRef::Path(p) if p.is_relative() => {
+                let beside = path.parent().unwrap_or(Path::new(".")).join(&p);
+                let fallback = fallback_dir.join(&p);
+                let place = if beside.exists() {
+                    beside
+                } else if fallback.exists() {
+                    fallback
                 } else {
-                    p
+                    return Err(ConfigError::ItemsNotFound {
+                        game: path.to_path_buf(),
+                        items: p,
+                        beside,
+                        fallback,
+                    });
                 };
-                load_items(&p)?
+                load_items(&place)?
             }
+            ItemsRef::Path(p) => load_items(&p)?,
         };
         let game = Game {
             players: file.players,
@@ -307,6 +335,41 @@ pub fn load_items(path: &Path) -> Result<Items, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A game file elsewhere finds its items beside it, else in the fallback folder;
+    /// with neither, the error names both places.
+    #[test]
+    fn a_game_files_items_are_found_beside_it_or_in_the_fallback_folder() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (game_dir, fallback) = (dir.path().join("match"), dir.path().join("calibration"));
+        std::fs::create_dir_all(&game_dir).unwrap();
+        std::fs::create_dir_all(&fallback).unwrap();
+        let game = game_dir.join("game.json");
+        std::fs::write(
+            &game,
+            r##"{"players": [{"name": "Anna", "color": "#d62728"}],
+                "moves_per_player": 1, "items": "items.json"}"##,
+        )
+        .unwrap();
+        let items = |radius: f64| {
+            let mut i = Items::default_set();
+            i.coin.radius = radius;
+            serde_json::to_string(&i).unwrap()
+        };
+        let err = Game::load_with_fallback(&game, &fallback).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&game_dir.join("items.json").display().to_string())
+                && msg.contains(&fallback.join("items.json").display().to_string()),
+            "{msg}"
+        );
+        std::fs::write(fallback.join("items.json"), items(7.0)).unwrap();
+        let g = Game::load_with_fallback(&game, &fallback).unwrap();
+        assert_eq!(g.items.coin.radius, 7.0, "from the fallback folder");
+        std::fs::write(game_dir.join("items.json"), items(8.0)).unwrap();
+        let g = Game::load_with_fallback(&game, &fallback).unwrap();
+        assert_eq!(g.items.coin.radius, 8.0, "beside the game file first");
+    }
 
     #[test]
     fn malformed_json_reports_line_and_column() {
