@@ -14,7 +14,7 @@ use crate::calibration::TableCalibration;
 use crate::config::{load_json, Game};
 use crate::detect::{Detector, DetectorConfig};
 use crate::geometry::Table;
-use crate::model::{FrameIdx, ItemId, Pose};
+use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
 use crate::pipeline::Analysis;
 use crate::record::{Record, StartState, VideoInfo};
 use crate::rules::MatchState;
@@ -269,28 +269,32 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
     Ok(done)
 }
 
-/// How an analysis that wrote `record` ended: with a warning when damaged frames
-/// fall in a shot (its judgement may be wrong).
 /// "the colour of Greta (#00ff00) was never seen in the video (seen: Anna (#d62728))":
-/// which players' colours showed and which did not, `unseen` as `analyse_one` names them.
-fn colours_missing(game: &Game, unseen: &[String]) -> String {
-    let seen: Vec<String> = game
-        .players
-        .iter()
-        .map(|p| format!("{} ({})", p.name, p.color))
-        .filter(|named| !unseen.contains(named))
-        .collect();
-    let seen = if seen.is_empty() {
-        "none".to_string()
-    } else {
-        seen.join(", ")
+/// which players' colours showed and which (`unseen`) did not.
+fn colours_missing(game: &Game, unseen: &[PlayerIdx]) -> String {
+    let named = |seen: bool| {
+        let names: Vec<String> = game
+            .players
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| unseen.contains(k) != seen)
+            .map(|(_, p)| format!("{} ({})", p.name, p.color))
+            .collect();
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
     };
     format!(
-        "the colour of {} was never seen in the video (seen: {seen})",
-        unseen.join(", ")
+        "the colour of {} was never seen in the video (seen: {})",
+        named(false),
+        named(true)
     )
 }
 
+/// How an analysis that wrote `record` ended: with a warning when damaged frames
+/// fall in a shot (its judgement may be wrong).
 fn done_by(record: &Record) -> super::Done {
     if record.video.damaged_shots.is_empty() {
         super::Done::Clean
@@ -575,10 +579,10 @@ fn analyse_clips(
     videos: &[PathBuf],
     setup: &Setup,
     start: Option<Start>,
-) -> anyhow::Result<(Record, Vec<String>)> {
+) -> anyhow::Result<(Record, Vec<PlayerIdx>)> {
     let mut start = start;
     let mut merged: Option<Record> = None;
-    let mut unseen_everywhere: Option<Vec<String>> = None;
+    let mut unseen_everywhere: Option<Vec<PlayerIdx>> = None;
     for video in videos {
         let (record, state, unseen) = analyse_one(video, setup, start.as_ref())?;
         unseen_everywhere = Some(match unseen_everywhere {
@@ -614,7 +618,7 @@ fn analyse_one(
     video: &Path,
     setup: &Setup,
     start: Option<&Start>,
-) -> anyhow::Result<(Record, MatchState, Vec<String>)> {
+) -> anyhow::Result<(Record, MatchState, Vec<PlayerIdx>)> {
     let spec = video.to_string_lossy().to_string();
     let began = std::time::Instant::now();
     let reader = FrameReader::open(&spec, setup.calibration.camera.image_size)?;
@@ -757,16 +761,7 @@ fn analyse_one(
         damaged_frames: damaged,
         damaged_shots: Vec::new(),
     };
-    let unseen: Vec<String> = analysis
-        .colours_never_seen()
-        .iter()
-        .map(|p| {
-            format!(
-                "{} ({})",
-                setup.game.players[*p].name, setup.game.players[*p].color
-            )
-        })
-        .collect();
+    let unseen = analysis.colours_never_seen();
     let (mut record, state) = analysis.finish(info)?;
     mark_damage(&mut record);
     if let Some(line) = damage_warning(&record) {
