@@ -3,12 +3,16 @@
 //! every trajectory (a dot per tracked frame, so spacing shows speed), the rest
 //! poses, lost items with an arrow through the exit point, the legal put-back poses
 //! the rules engine computed (R6, dashed) and the coin put-back verdicts (R8, rings:
-//! green possible, amber optional, red crossed impossible). [`DiagramMap`] is the
+//! green possible, amber optional, red crossed impossible). A heading names the
+//! shot's mover and every player with their colour, their items' labels (`F0`,
+//! `C0`) and the shot's points; all text is 14 px tall, and item labels are placed
+//! by `labels` so that none covers another. [`DiagramMap`] is the
 //! one mapping between table mm and diagram pixels, exposed for tests and the HTML
-//! replay. Uses: geometry (footprints), record, draw, font.
+//! replay. Uses: geometry (footprints), record, draw, font, labels.
 
 use super::draw::{self, Color, Px};
 use super::font;
+use super::labels::{place_labels, LabelBox, LabelItem};
 use super::timeline::{row_frame, row_pose};
 use super::{short_label, ReplayError, Scene};
 use crate::geometry::{Point, Table};
@@ -166,8 +170,26 @@ fn draw_item(
     }
 }
 
-/// The table, its 100 mm grid and the scale in the margin.
-fn draw_table(img: &mut RgbImage, map: &DiagramMap, table: &Table) {
+/// Font scale of every text in a diagram: 5x7 glyphs at 2 px per font pixel, so a
+/// capital letter is 14 px tall.
+pub const TEXT_SCALE: u32 = 2;
+
+/// The box `font::draw_label` fills for `text` drawn at `(x, y)`.
+fn label_box(x: f64, y: f64, text: &str) -> LabelBox {
+    let (w, h) = font::text_size(text, TEXT_SCALE);
+    let pad = TEXT_SCALE as f64;
+    LabelBox::new(
+        x - pad,
+        y - pad,
+        w as f64 + 2.0 * pad - pad,
+        h as f64 + 2.0 * pad,
+    )
+}
+
+/// The table, its 100 mm grid and the scale in the margin; returns the boxes of
+/// the scale's numbers (item labels keep off them). A number that would touch the
+/// one before it (small `--scale`) is left out.
+fn draw_table(img: &mut RgbImage, map: &DiagramMap, table: &Table) -> Vec<LabelBox> {
     let poly: Vec<Px> = table
         .corners()
         .iter()
@@ -176,7 +198,21 @@ fn draw_table(img: &mut RgbImage, map: &DiagramMap, table: &Table) {
     draw::fill_polygon(img, &poly, TABLE_RGB, 1.0);
     let (lo, hi) = table.bounds();
     let step = 100.0;
-    let label_scale = 1;
+    let mut boxes: Vec<LabelBox> = Vec::new();
+    let number = |img: &mut RgbImage, x: i64, y: i64, text: &str, boxes: &mut Vec<LabelBox>| {
+        let (w, h) = font::text_size(text, TEXT_SCALE);
+        let b = LabelBox::new(
+            x as f64 - 2.0,
+            y as f64 - 2.0,
+            w as f64 + 4.0,
+            h as f64 + 4.0,
+        );
+        if boxes.iter().any(|o| o.overlaps(&b)) {
+            return;
+        }
+        font::draw_text(img, x, y, text, TEXT_SCALE, EDGE_RGB);
+        boxes.push(b);
+    };
     let mut x = (lo.x / step).ceil() * step;
     while x <= hi.x + 1e-9 {
         let (px, _) = map.px_from_table(Point::new(x, 0.0));
@@ -189,15 +225,8 @@ fn draw_table(img: &mut RgbImage, map: &DiagramMap, table: &Table) {
             }
         }
         let text = format!("{}", x.round() as i64);
-        let (w, _) = font::text_size(&text, label_scale);
-        font::draw_text(
-            img,
-            xi - w as i64 / 2,
-            bottom as i64 + 6,
-            &text,
-            label_scale,
-            EDGE_RGB,
-        );
+        let (w, _) = font::text_size(&text, TEXT_SCALE);
+        number(img, xi - w as i64 / 2, bottom as i64 + 6, &text, &mut boxes);
         x += step;
     }
     let mut y = (lo.y / step).ceil() * step;
@@ -212,18 +241,18 @@ fn draw_table(img: &mut RgbImage, map: &DiagramMap, table: &Table) {
             }
         }
         let text = format!("{}", y.round() as i64);
-        let (w, h) = font::text_size(&text, label_scale);
-        font::draw_text(
+        let (w, h) = font::text_size(&text, TEXT_SCALE);
+        number(
             img,
             left as i64 - w as i64 - 6,
             yi - h as i64 / 2,
             &text,
-            label_scale,
-            EDGE_RGB,
+            &mut boxes,
         );
         y += step;
     }
     draw::stroke(img, &poly, 2.0, EDGE_RGB, 1.0, true);
+    boxes
 }
 
 /// Where a lost item was last seen before it left: its last track row before the
@@ -268,11 +297,25 @@ pub fn verdict_rgb(verdict: &str) -> Color {
 pub fn draw_shot_diagram(scene: &Scene, pos: usize, style: DiagramStyle) -> RgbImage {
     let map = DiagramMap::for_table(&scene.table, style);
     let mut img = RgbImage::from_pixel(map.width, map.height, Rgb(MARGIN_RGB));
-    draw_table(&mut img, &map, &scene.table);
+    let mut keep_out = draw_table(&mut img, &map, &scene.table);
     let Some(shot) = scene.record.shots.get(pos) else {
         return img;
     };
     let s = map.px_per_mm;
+    // Labels are placed together at the end, so that none covers another.
+    let mut labels: Vec<(LabelItem, String, Color)> = Vec::new();
+    let mut marks: Vec<LabelBox> = Vec::new();
+    let mut want = |anchor: LabelBox, text: String, fg: Color| {
+        let b = label_box(0.0, 0.0, &text);
+        labels.push((
+            LabelItem {
+                anchor,
+                size: (b.w, b.h),
+            },
+            text,
+            fg,
+        ));
+    };
 
     // Start poses, ghosted: where everything was at the flick.
     for (item, pose) in &shot.start {
@@ -323,7 +366,7 @@ pub fn draw_shot_diagram(scene: &Scene, pos: usize, style: DiagramStyle) -> RgbI
                     1.0,
                     true,
                 );
-                label(&mut img, hole, &format!("{} R6", short_label(pb.item)), c);
+                want(bounds(&poly), format!("{} R6", short_label(pb.item)), c);
             }
         } else {
             let at = pb.pose.or_else(|| {
@@ -337,6 +380,7 @@ pub fn draw_shot_diagram(scene: &Scene, pos: usize, style: DiagramStyle) -> RgbI
                 let p = map.px_from_table(pose.point());
                 let r = scene.game.items.coin.radius * s;
                 draw::ring(&mut img, p, r, 3.0, vc, 1.0);
+                marks.push(LabelBox::around(p.0, p.1, 2.0 * r + 4.0, 2.0 * r + 4.0));
                 if vc == IMPOSSIBLE_RGB {
                     let d = r * std::f64::consts::FRAC_1_SQRT_2;
                     draw::stroke(
@@ -376,43 +420,114 @@ pub fn draw_shot_diagram(scene: &Scene, pos: usize, style: DiagramStyle) -> RgbI
         draw::stroke_dashed(&mut img, &[tail, e], 2.0, (5.0, 4.0), LOST_RGB, 1.0, false);
         draw::arrow(&mut img, e, tip, 3.0, 10.0, LOST_RGB);
         draw::cross(&mut img, e, 7.0, 3.0, LOST_RGB);
-        label(
-            &mut img,
-            (tip.0 + ux * 6.0, tip.1 + uy * 6.0),
-            &short_label(lost.item),
+        marks.push(LabelBox::around(e.0, e.1, 18.0, 18.0));
+        want(
+            LabelBox::around(tip.0, tip.1, 8.0, 8.0),
+            short_label(lost.item),
             LOST_RGB,
         );
     }
-    // Labels last, so nothing covers them.
     for (item, pose) in &shot.end {
-        let p = map.px_from_table(pose.point());
-        let off = if item.is_fish() { -22.0 } else { 12.0 };
-        label(
-            &mut img,
-            (p.0 + 4.0, p.1 + off),
-            &short_label(*item),
-            scene.item_rgb(*item),
-        );
+        let anchor = if item.is_fish() {
+            let placed = scene.footprint.placed(pose);
+            let poly: Vec<Px> = placed
+                .outline
+                .iter()
+                .map(|p| map.px_from_table(*p))
+                .collect();
+            bounds(&poly)
+        } else {
+            let p = map.px_from_table(pose.point());
+            let d = 2.0 * scene.game.items.coin.radius * s;
+            LabelBox::around(p.0, p.1, d, d)
+        };
+        want(anchor, short_label(*item), scene.item_rgb(*item));
     }
-    let score: Vec<String> = shot
-        .score
-        .iter()
-        .map(|v| {
-            if *v > 0 {
-                format!("+{v}")
-            } else {
-                v.to_string()
-            }
-        })
-        .collect();
-    let title = format!(
-        "SHOT {}  MOVER P{}  POINTS {}",
-        shot.index,
-        shot.player,
-        score.join(" ")
-    );
-    font::draw_text(&mut img, 8, 8, &title, 2, OUTLINE_RGB);
+    keep_out.extend(draw_heading(&mut img, scene, shot));
+    // Labels last, so nothing covers them.
+    let items: Vec<LabelItem> = labels.iter().map(|(it, _, _)| *it).collect();
+    let frame = (map.width as f64, map.height as f64);
+    for (b, (_, text, fg)) in place_labels(&items, frame, &keep_out, &marks)
+        .into_iter()
+        .zip(&labels)
+    {
+        if let Some(b) = b {
+            let pad = TEXT_SCALE as f64;
+            label(&mut img, (b.x + pad, b.y + pad), text, *fg);
+        }
+    }
     img
+}
+
+/// The heading in the top margin: the shot and its mover by name, then each player
+/// by name with their colour, their items' labels and this shot's points. Returns
+/// the boxes it covers.
+fn draw_heading(img: &mut RgbImage, scene: &Scene, shot: &Shot) -> Vec<LabelBox> {
+    let title = format!(
+        "SHOT {}: {} MOVES",
+        shot.index,
+        scene.player_name(shot.player)
+    );
+    let (tw, th) = font::text_size(&title, TEXT_SCALE);
+    font::draw_text(img, 8, 8, &title, TEXT_SCALE, OUTLINE_RGB);
+    let mut boxes = vec![LabelBox::new(6.0, 6.0, tw as f64 + 4.0, th as f64 + 4.0)];
+    let line = th as i64 + 6;
+    let (mut x, mut y) = (8 + tw as i64 + 28, 8i64);
+    for p in 0..scene.player_count() {
+        let pts = shot.score.get(p).copied().unwrap_or(0);
+        let text = format!(
+            "{} F{p} C{p} {}",
+            scene.player_name(p),
+            super::html::signed(pts)
+        );
+        let (w, _) = font::text_size(&text, TEXT_SCALE);
+        let entry = th as i64 + 6 + w as i64;
+        if x + entry > img.width() as i64 - 8 && x > 8 {
+            x = 8;
+            y += line;
+        }
+        let sw = th as f64;
+        draw::fill_polygon(
+            img,
+            &[
+                (x as f64, y as f64),
+                (x as f64 + sw, y as f64),
+                (x as f64 + sw, y as f64 + sw),
+                (x as f64, y as f64 + sw),
+            ],
+            scene.player_rgb(p),
+            1.0,
+        );
+        font::draw_text(img, x + th as i64 + 6, y, &text, TEXT_SCALE, OUTLINE_RGB);
+        boxes.push(LabelBox::new(
+            x as f64 - 2.0,
+            y as f64 - 2.0,
+            entry as f64 + 4.0,
+            th as f64 + 4.0,
+        ));
+        x += entry + 24;
+    }
+    boxes
+}
+
+/// The bounding box of a polygon.
+fn bounds(poly: &[Px]) -> LabelBox {
+    let (mut x0, mut y0, mut x1, mut y1) = (
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for &(x, y) in poly {
+        x0 = x0.min(x);
+        y0 = y0.min(y);
+        x1 = x1.max(x);
+        y1 = y1.max(y);
+    }
+    if x0 > x1 {
+        return LabelBox::new(0.0, 0.0, 0.0, 0.0);
+    }
+    LabelBox::new(x0, y0, x1 - x0, y1 - y0)
 }
 
 fn circle(c: Px, r: f64) -> Vec<Px> {
@@ -425,7 +540,15 @@ fn circle(c: Px, r: f64) -> Vec<Px> {
 }
 
 fn label(img: &mut RgbImage, (x, y): Px, text: &str, fg: Color) {
-    font::draw_label(img, x as i64, y as i64, text, 1, fg, [255, 255, 255]);
+    font::draw_label(
+        img,
+        x.round() as i64,
+        y.round() as i64,
+        text,
+        TEXT_SCALE,
+        fg,
+        [255, 255, 255],
+    );
 }
 
 /// Encodes an image as PNG bytes.

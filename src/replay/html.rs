@@ -7,10 +7,14 @@
 //! so what the page shows is what the record says. Opened with `#selftest`, the
 //! page presses its own play button and writes what changed on the canvas, plus any
 //! script errors, into `<pre id="selftest-result">` (for the headless browser test).
-//! Uses: record, Scene.
+//!
+//! The winner line at the top and each shot's points with their rules come from the
+//! rules engine (`rules::rescore_detailed` on the scene's game and table): the page
+//! only words what the engine decided. Uses: record, rules, Scene.
 
 use super::Scene;
-use crate::model::FrameIdx;
+use crate::model::{FrameIdx, ItemId};
+use crate::rules::{MatchState, PointEntry};
 use serde_json::json;
 
 /// Standard base64 (RFC 4648, with padding).
@@ -69,6 +73,145 @@ pub(crate) fn signed(v: i32) -> String {
     }
 }
 
+/// What the rules engine says about the record: each shot's points with their
+/// rules, and the match state after the last shot.
+struct Verdicts {
+    /// Per shot in record order; `None` where the engine's points differ from the
+    /// record's (the record is what the page reports, and reasons that do not add up
+    /// to it would mislead).
+    points: Vec<Option<Vec<PointEntry>>>,
+    state: Option<MatchState>,
+    /// Why some reasons are missing, for the reader.
+    note: Option<String>,
+}
+
+fn verdicts(scene: &Scene) -> Verdicts {
+    let rec = &scene.record;
+    match crate::rules::rescore_detailed(&scene.game, &scene.table, rec) {
+        Ok((_, judgements, state)) => {
+            let mut differ = Vec::new();
+            let points = rec
+                .shots
+                .iter()
+                .zip(judgements)
+                .map(|(shot, j)| {
+                    if j.score == shot.score {
+                        Some(j.points)
+                    } else {
+                        differ.push(shot.index.to_string());
+                        None
+                    }
+                })
+                .collect();
+            let note = (!differ.is_empty()).then(|| {
+                format!(
+                    "The rules engine gives other points than the record for shot(s) {}: their rules are not shown.",
+                    differ.join(", ")
+                )
+            });
+            Verdicts {
+                points,
+                state: Some(state),
+                note,
+            }
+        }
+        Err(e) => Verdicts {
+            points: vec![None; rec.shots.len()],
+            state: None,
+            note: Some(format!(
+                "The rules could not be re-run on this record ({e}): the points are shown without their rules."
+            )),
+        },
+    }
+}
+
+/// A few words on what each rule of a points line is about.
+fn rule_words(rule: &str) -> &'static str {
+    match rule {
+        "R5" => "items lost in the move",
+        "R7" => "fine: own coin still not back",
+        "R11" => "violation",
+        _ => "rule",
+    }
+}
+
+/// The winner line: who won (or a draw) with the final totals, or who leads when
+/// the match is not over. Totals are the record's; whether the match is over is
+/// the rules engine's (moves counted in turn), else all planned moves made.
+pub(crate) fn winner_line(scene: &Scene, over: Option<bool>) -> String {
+    let rec = &scene.record;
+    let n = scene.player_count();
+    let total = |p: usize| rec.scores.get(p).copied().unwrap_or(0);
+    let totals: Vec<String> = (0..n)
+        .map(|p| format!("{} {}", scene.player_name(p), signed(total(p))))
+        .collect();
+    let best = (0..n).map(total).max().unwrap_or(0);
+    let top: Vec<&str> = (0..n)
+        .filter(|&p| total(p) == best)
+        .map(|p| scene.player_name(p))
+        .collect();
+    let due = scene.game.moves_per_player as usize * n;
+    let over = over.unwrap_or(rec.shots.len() >= due);
+    let head = match (over, top.len()) {
+        (true, 1) => format!("Winner: {}", top[0]),
+        (true, _) => format!("Draw: {}", top.join(" and ")),
+        (false, 1) => format!(
+            "Match not finished ({} of {due} moves): {} leads",
+            rec.shots.len().min(due),
+            top[0]
+        ),
+        (false, _) => format!(
+            "Match not finished ({} of {due} moves): {} level",
+            rec.shots.len().min(due),
+            top.join(" and ")
+        ),
+    };
+    let which = if over {
+        "final totals"
+    } else {
+        "totals so far"
+    };
+    format!("{head} — {which} {}", totals.join(", "))
+}
+
+/// Whose each item named in `text` is: `coin:1 is Boris's`.
+fn owners_in(scene: &Scene, text: &str) -> Vec<String> {
+    let mut seen: Vec<ItemId> = Vec::new();
+    for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == ':')) {
+        if let Ok(id) = word.parse::<ItemId>() {
+            if id.owner < scene.player_count() && !seen.contains(&id) {
+                seen.push(id);
+            }
+        }
+    }
+    seen.iter()
+        .map(|id| format!("{id} is {}'s", scene.player_name(id.owner)))
+        .collect()
+}
+
+/// One points line of a shot: rule, whom it moved and by how much, why.
+fn point_line(scene: &Scene, e: &PointEntry) -> String {
+    let owners = owners_in(scene, &e.reason);
+    let whose = if owners.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " <span class=\"id\">({})</span>",
+            escape(&owners.join(", "))
+        )
+    };
+    format!(
+        "<li class=\"rule\" data-rule=\"{rule}\" data-player=\"{p}\"><b>{rule}</b> <span class=\"id\">{words}</span>: \
+         <b>{name} {pts}</b> — {reason}{whose}</li>",
+        rule = escape(&e.rule),
+        p = e.player,
+        words = rule_words(&e.rule),
+        name = escape(scene.player_name(e.player)),
+        pts = signed(e.points),
+        reason = escape(&e.reason),
+    )
+}
+
 /// The data the page's script draws from.
 fn page_data(scene: &Scene) -> serde_json::Value {
     let (lo, hi) = scene.table.bounds();
@@ -102,6 +245,12 @@ pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) ->
     h.push_str(CSS);
     h.push_str("</style></head><body>\n");
     h.push_str(&format!("<h1>{}</h1>\n", escape(&title)));
+    let verdicts = verdicts(scene);
+    let over = verdicts.state.as_ref().map(MatchState::is_over);
+    h.push_str(&format!(
+        "<p class=\"winner\" id=\"winner\">{}</p>\n",
+        escape(&winner_line(scene, over))
+    ));
     let mut meta = format!(
         "{} shots · {} players · {:.1} fps",
         rec.shots.len(),
@@ -112,7 +261,7 @@ pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) ->
         meta.push_str(&format!(" · video {}", escape(&rec.video.path)));
     }
     h.push_str(&format!("<p class=\"meta\">{meta}</p>\n"));
-    for n in notes {
+    for n in notes.iter().chain(verdicts.note.iter()) {
         h.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n)));
     }
 
@@ -181,6 +330,20 @@ pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) ->
                 pts.join(" ")
             }
         ));
+        match verdicts.points.get(pos) {
+            Some(Some(points)) if !points.is_empty() => {
+                h.push_str("<ul class=\"points\">\n");
+                for e in points {
+                    h.push_str(&point_line(scene, e));
+                    h.push('\n');
+                }
+                h.push_str("</ul>\n");
+            }
+            Some(Some(_)) => {
+                h.push_str("<p class=\"points\">No points: nothing lost, no fine.</p>\n")
+            }
+            _ => {}
+        }
         h.push_str("<div class=\"pair\">\n");
         if let Some(png) = diagrams_png.get(pos) {
             h.push_str(&format!(
@@ -313,6 +476,9 @@ figure.player { width: 602px; }
 .lost { color: #d00; }
 .verdict-possible { color: #0a0; } .verdict-optional { color: #e90; } .verdict-impossible { color: #d00; }
 .legend span { margin-right: 1.2em; }
+.winner { font-size: 1.3em; font-weight: bold; }
+ul.points { list-style: none; padding-left: 0; }
+ul.points li { margin: 0.15em 0; }
 section.shot { border-top: 2px solid #ddd; margin-top: 1.5em; }
 "#;
 
@@ -546,6 +712,69 @@ if (/selftest/.test(location.hash + location.search)) selftest(players);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fixture_scene(scores: Vec<i32>) -> Scene {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/replay/record.json");
+        let mut rec = crate::record::Record::load(std::path::Path::new(path)).expect("fixture");
+        rec.scores = scores;
+        Scene::new(rec, None, None).expect("valid fixture")
+    }
+
+    #[test]
+    fn winner_line_names_the_winner_a_draw_or_the_leader() {
+        let s = fixture_scene(vec![2, -1]);
+        assert_eq!(
+            winner_line(&s, Some(true)),
+            "Winner: Anna — final totals Anna +2, Boris -1"
+        );
+        let s = fixture_scene(vec![0, 0]);
+        assert_eq!(
+            winner_line(&s, Some(true)),
+            "Draw: Anna and Boris — final totals Anna 0, Boris 0"
+        );
+        // Two of six moves made: a leader, not a winner.
+        let s = fixture_scene(vec![-1, 1]);
+        let n = s.record.shots.len();
+        assert_eq!(
+            winner_line(&s, Some(false)),
+            format!("Match not finished ({n} of 6 moves): Boris leads — totals so far Anna -1, Boris +1")
+        );
+        assert_eq!(winner_line(&s, None), winner_line(&s, Some(false)));
+    }
+
+    #[test]
+    fn each_shot_lists_its_points_with_rules_and_whose_items() {
+        let s = fixture_scene(vec![1, -1]);
+        let html = report_html(&s, &[], &[]);
+        let v = verdicts(&s);
+        let mut lines = 0;
+        for (shot, points) in s.record.shots.iter().zip(&v.points) {
+            let points = points
+                .as_ref()
+                .expect("the fixture's points are the engine's");
+            let at = html
+                .find(&format!("id=\"shot-{}\"", shot.index))
+                .expect("a section");
+            let section = &html[at..at + html[at..].find("</section>").expect("closed")];
+            assert_eq!(section.matches("<li class=\"rule\"").count(), points.len());
+            for e in points {
+                lines += 1;
+                let who = format!("{} {}", s.player_name(e.player), signed(e.points));
+                assert!(
+                    section.contains(&format!("data-rule=\"{}\"", e.rule)),
+                    "{section}"
+                );
+                assert!(section.contains(&escape(&e.reason)), "{section}");
+                assert!(section.contains(&who), "`{who}` missing: {section}");
+            }
+        }
+        assert!(lines > 0, "the fixture has points");
+        assert!(html.contains("id=\"winner\""), "a winner line");
+        assert_eq!(
+            owners_in(&s, "lost fish:0, coin:1"),
+            ["fish:0 is Anna's", "coin:1 is Boris's"]
+        );
+    }
 
     #[test]
     fn base64_matches_rfc4648_vectors() {

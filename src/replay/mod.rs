@@ -11,6 +11,7 @@
 //! | `timeline` | what is on the table at any video frame; the output frame plan |
 //! | `draw` | raster primitives (alpha-blended fills, strokes, arrows) |
 //! | `font` | a tiny built-in 5x7 bitmap font for labels in PNGs |
+//! | `labels` | label placement: no two labels overlap, none leaves the image |
 //! | `diagram` | shot diagrams and the table mm <-> diagram pixel map |
 //! | `html` | the self-contained HTML report |
 //! | `export` | a record as CSV tables and MOTChallenge tracks |
@@ -23,6 +24,7 @@ pub mod draw;
 pub mod export;
 pub mod font;
 pub mod html;
+pub mod labels;
 pub mod summary;
 pub mod timeline;
 

@@ -7,15 +7,19 @@
 //! Output: MJPG `.avi`, the input's frame size and rate; without `--slow` and
 //! `--shot`, the input's frame count. Frames are JPEG-encoded here (libjpeg-turbo
 //! through `imgcodecs`) and stored by `replay::avi`; see `annotate_video` for the
-//! pipeline. Uses: calibration, record, replay, opencv.
+//! pipeline. Labels (item ids, put-backs, lost items) are placed by
+//! `replay::labels` among a few positions around what each names, so that no two
+//! overlap, none leaves the frame and none covers the banner; [`Annotator::labels_at`]
+//! gives the boxes for tests. Uses: calibration, record, replay, opencv.
 
 use crate::calibration::TableCalibration;
 use crate::geometry::Point;
 use crate::model::{FrameIdx, ItemId, Pose};
 use crate::record::VideoInfo;
 use crate::replay::avi::{AviError, MjpegAviWriter};
+use crate::replay::labels::{place_labels, LabelBox, LabelItem};
 use crate::replay::timeline::{row_frame, row_pose, Phase};
-use crate::replay::Scene;
+use crate::replay::{FrameState, Scene};
 use opencv::core::{Mat, Point as CvPoint, Rect, Scalar, Vector};
 use opencv::prelude::*;
 use opencv::{imgcodecs, imgproc, videoio};
@@ -187,6 +191,42 @@ const ONE: f64 = (1 << SHIFT) as f64;
 const FADE_LEVELS: usize = 5;
 /// Line height of the banner text (px).
 const BANNER_LINE_PX: i32 = 22;
+/// Width of the banner's backdrop (px).
+const BANNER_WIDTH_PX: i32 = 360;
+/// Font of every label and the banner.
+const FONT: i32 = imgproc::FONT_HERSHEY_SIMPLEX;
+/// Thickness of the dark outline under label text (px); also what a label measures.
+const OUTLINE_PX: i32 = 3;
+/// Room kept around a label's text inside its box (px).
+const LABEL_PAD_PX: i32 = 2;
+
+/// A label waiting for its place: its text and look, and the box of what it names.
+struct Pending {
+    text: String,
+    scale: f64,
+    color: [u8; 3],
+    anchor: LabelBox,
+}
+
+/// A label in its place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacedLabel {
+    pub text: String,
+    /// The pixels the label covers (its text with the outline and a small pad).
+    pub bbox: LabelBox,
+    /// Where the text's baseline starts.
+    origin: CvPoint,
+    scale: f64,
+    color: [u8; 3],
+}
+
+/// The labels of one frame: those placed, and how many found no room (left out
+/// rather than drawn over another).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FrameLabels {
+    pub placed: Vec<PlacedLabel>,
+    pub left_out: usize,
+}
 
 fn bgr([r, g, b]: [u8; 3]) -> Scalar {
     Scalar::new(b as f64, g as f64, r as f64, 0.0)
@@ -268,7 +308,7 @@ impl<'a> Annotator<'a> {
     ) -> opencv::Result<()> {
         // Kept inside the frame: a label at an exit point must not be cut off.
         let mut base = 0;
-        let size = imgproc::get_text_size(s, imgproc::FONT_HERSHEY_SIMPLEX, scale, 3, &mut base)?;
+        let size = imgproc::get_text_size(s, FONT, scale, OUTLINE_PX, &mut base)?;
         let x = at.x.min(img.cols() - size.width - 2).max(2);
         let y = at.y.min(img.rows() - base - 2).max(size.height + 2);
         let at = CvPoint::new(x, y);
@@ -399,20 +439,11 @@ impl<'a> Annotator<'a> {
         for (id, pose) in &items {
             let c = scene.item_rgb(*id);
             self.item(img, *id, pose, c, 2)?;
-            let at = self.px_plain(pose.point());
-            let off = if id.is_fish() { -14 } else { 22 };
-            self.text(
-                img,
-                &id.to_string(),
-                CvPoint::new(at.x + 8, at.y + off),
-                0.45,
-                c,
-            )?;
         }
 
         // After the rest: coins in holes, and where lost fish may legally go back.
         if let (Some(pos), Phase::Resting) = (state.shot, state.phase) {
-            for (coin, fish) in &state.coins_in_holes {
+            for (coin, _) in &state.coins_in_holes {
                 if let Some((_, p)) = state.items.iter().find(|(i, _)| i == coin) {
                     let r = self.radius_px(p.point(), self.coin_radius_mm + 3.0);
                     imgproc::circle(
@@ -424,34 +455,18 @@ impl<'a> Annotator<'a> {
                         imgproc::LINE_AA,
                         SHIFT,
                     )?;
-                    let at = self.px_plain(p.point());
-                    self.text(
-                        img,
-                        &format!("in {fish}"),
-                        CvPoint::new(at.x + 10, at.y + 38),
-                        0.45,
-                        [255, 255, 255],
-                    )?;
                 }
             }
             for pb in &scene.record.shots[pos].put_back {
                 if let (true, Some(pose)) = (pb.item.is_fish(), &pb.pose) {
                     let c = mix(scene.item_rgb(pb.item), [255, 255, 255], 0.4);
                     self.item(img, pb.item, pose, c, 1)?;
-                    let at = self.px_plain(pose.point());
-                    self.text(
-                        img,
-                        &format!("{} put back ({})", pb.item, pb.rule),
-                        CvPoint::new(at.x + 8, at.y - 14),
-                        0.4,
-                        c,
-                    )?;
                 }
             }
         }
 
         // Lost items: a red cross where each crossed the edge, an arrow outward.
-        for (nth, lost) in state.lost.iter().enumerate() {
+        for lost in &state.lost {
             let exit = lost.exit.point();
             let e = self.px_plain(exit);
             let red = Scalar::new(0.0, 0.0, 255.0, 0.0);
@@ -477,32 +492,169 @@ impl<'a> Annotator<'a> {
             let out = crate::replay::diagram::outward_normal(&scene.table, exit);
             let tip = self.px_plain(exit + out * 60.0);
             imgproc::arrowed_line(img, e, tip, red, 2, imgproc::LINE_AA, 0, 0.3)?;
-            // Beside the cross on whichever side has room, never over it.
-            let label = format!("{} lost @{}", lost.item, lost.frame);
-            let mut base = 0;
-            let size =
-                imgproc::get_text_size(&label, imgproc::FONT_HERSHEY_SIMPLEX, 0.5, 3, &mut base)?;
-            let x = if e.x + 14 + size.width < img.cols() {
-                e.x + 14
-            } else {
-                e.x - 14 - size.width
-            };
-            let y = if e.y - 14 - size.height > 0 {
-                e.y - 14
-            } else {
-                e.y + 14 + size.height
-            };
-            // Items lost close together get their labels stacked, not overprinted.
-            let y = y + 18 * nth as i32;
-            self.text(img, &label, CvPoint::new(x, y), 0.5, [255, 60, 60])?;
         }
 
+        // Labels last, each in a free place, so none covers another.
+        let labels = self.place(self.pending_labels(&state), (img.cols(), img.rows()))?;
+        for l in &labels.placed {
+            self.label(img, l)?;
+        }
         self.banner(img, &state, frame, slow)
+    }
+
+    /// The box (px) an item covers at a pose.
+    fn item_box(&self, id: ItemId, pose: &Pose) -> LabelBox {
+        let corners: Vec<Point> = if id.is_fish() {
+            self.scene.footprint.placed(pose).outline.clone()
+        } else {
+            let (p, r) = (pose.point(), self.coin_radius_mm);
+            vec![
+                Point::new(p.x - r, p.y - r),
+                Point::new(p.x + r, p.y - r),
+                Point::new(p.x + r, p.y + r),
+                Point::new(p.x - r, p.y + r),
+            ]
+        };
+        let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+        for c in corners {
+            let q = self.calib.pixel_from_table(c);
+            if q.x.is_finite() && q.y.is_finite() {
+                (x0, y0, x1, y1) = (x0.min(q.x), y0.min(q.y), x1.max(q.x), y1.max(q.y));
+            }
+        }
+        if x0 > x1 {
+            return LabelBox::new(0.0, 0.0, 0.0, 0.0);
+        }
+        LabelBox::new(x0, y0, x1 - x0, y1 - y0)
+    }
+
+    /// What frame `state` labels: every item on the table (a coin in a hole at rest
+    /// says whose), the legal put-back poses at rest, the items lost so far.
+    fn pending_labels(&self, state: &FrameState) -> Vec<Pending> {
+        let scene = self.scene;
+        let resting = state.phase == Phase::Resting && state.shot.is_some();
+        let mut items = state.items.clone();
+        items.sort_by_key(|(id, _)| (id.is_coin(), *id));
+        let mut out: Vec<Pending> = items
+            .iter()
+            .map(|(id, pose)| {
+                let hole = state
+                    .coins_in_holes
+                    .iter()
+                    .find(|(c, _)| c == id)
+                    .filter(|_| resting);
+                Pending {
+                    text: match hole {
+                        Some((_, fish)) => format!("{id} in {fish}"),
+                        None => id.to_string(),
+                    },
+                    scale: 0.45,
+                    // The owner's colour, not a coin's darker shade: legible on the outline.
+                    color: scene.player_rgb(id.owner),
+                    anchor: self.item_box(*id, pose),
+                }
+            })
+            .collect();
+        if let (Some(pos), true) = (state.shot, resting) {
+            for pb in &scene.record.shots[pos].put_back {
+                if let (true, Some(pose)) = (pb.item.is_fish(), &pb.pose) {
+                    out.push(Pending {
+                        text: format!("{} put back ({})", pb.item, pb.rule),
+                        scale: 0.4,
+                        color: mix(scene.item_rgb(pb.item), [255, 255, 255], 0.4),
+                        anchor: self.item_box(pb.item, pose),
+                    });
+                }
+            }
+        }
+        for lost in &state.lost {
+            let e = self.calib.pixel_from_table(lost.exit.point());
+            out.push(Pending {
+                text: format!("{} lost @{}", lost.item, lost.frame),
+                scale: 0.5,
+                color: [255, 60, 60],
+                anchor: LabelBox::around(e.x, e.y, 20.0, 20.0),
+            });
+        }
+        out
+    }
+
+    /// Measures the labels and places them in a frame of `size` (cols, rows), off
+    /// the banner.
+    fn place(&self, pending: Vec<Pending>, size: (i32, i32)) -> opencv::Result<FrameLabels> {
+        let pad = LABEL_PAD_PX as f64;
+        let mut measured = Vec::with_capacity(pending.len());
+        for p in &pending {
+            let mut base = 0;
+            let t = imgproc::get_text_size(&p.text, FONT, p.scale, OUTLINE_PX, &mut base)?;
+            measured.push((t.width as f64, t.height as f64, base as f64));
+        }
+        let items: Vec<LabelItem> = pending
+            .iter()
+            .zip(&measured)
+            .map(|(p, &(w, h, base))| LabelItem {
+                anchor: p.anchor,
+                size: (w + 2.0 * pad, h + base + 2.0 * pad),
+            })
+            .collect();
+        let banner = LabelBox::new(
+            0.0,
+            0.0,
+            BANNER_WIDTH_PX.min(size.0) as f64,
+            (BANNER_LINE_PX * 3 + 12).min(size.1) as f64,
+        );
+        let frame = (size.0 as f64, size.1 as f64);
+        let mut out = FrameLabels::default();
+        for ((b, p), &(_, h, _)) in place_labels(&items, frame, &[banner], &[])
+            .into_iter()
+            .zip(pending)
+            .zip(&measured)
+        {
+            match b {
+                Some(bbox) => out.placed.push(PlacedLabel {
+                    origin: CvPoint::new(
+                        (bbox.x + pad).round() as i32,
+                        (bbox.y + pad + h).round() as i32,
+                    ),
+                    text: p.text,
+                    bbox,
+                    scale: p.scale,
+                    color: p.color,
+                }),
+                None => out.left_out += 1,
+            }
+        }
+        Ok(out)
+    }
+
+    /// The labels of `frame` in a frame of `size` (cols, rows) as [`Annotator::draw`]
+    /// places them.
+    pub fn labels_at(&self, frame: FrameIdx, size: (i32, i32)) -> opencv::Result<FrameLabels> {
+        let state = self.scene.state_at(frame);
+        self.place(self.pending_labels(&state), size)
+    }
+
+    /// Draws a placed label: a dark outline under the colour, legible on anything.
+    fn label(&self, img: &mut Mat, l: &PlacedLabel) -> opencv::Result<()> {
+        for (c, thick) in [(Scalar::all(0.0), OUTLINE_PX), (bgr(l.color), 1)] {
+            imgproc::put_text(
+                img,
+                &l.text,
+                l.origin,
+                FONT,
+                l.scale,
+                c,
+                thick,
+                imgproc::LINE_AA,
+                false,
+            )?;
+        }
+        Ok(())
     }
 
     /// The banner's dark backdrop, drawn first so that annotations stay on top of it.
     fn banner_backdrop(&self, img: &mut Mat) -> opencv::Result<()> {
-        let bw = 360.min(img.cols());
+        let bw = BANNER_WIDTH_PX.min(img.cols());
         let bh = (BANNER_LINE_PX * 3 + 12).min(img.rows());
         if bw <= 0 || bh <= 0 {
             return Ok(());
@@ -516,7 +668,7 @@ impl<'a> Annotator<'a> {
     fn banner(
         &self,
         img: &mut Mat,
-        state: &crate::replay::FrameState,
+        state: &FrameState,
         frame: FrameIdx,
         slow: u32,
     ) -> opencv::Result<()> {

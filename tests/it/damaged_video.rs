@@ -2,7 +2,8 @@
 //! fails to decode is skipped and counted and the match read on; a file cut inside a
 //! frame is read up to the cut and said so; an output folder that cannot be written
 //! fails before the analysis; a folder of clips of which one fails exits 3. The
-//! damaged copies are made here from the bundled demo (MPEG-4 in AVI, 388 frames).
+//! damaged copies are made here from the bundled demo (MPEG-4 in AVI); where to
+//! damage or cut it is read from the demo's record.
 #![cfg(feature = "opencv")]
 
 use std::path::{Path, PathBuf};
@@ -75,6 +76,28 @@ fn analyse(args: &[&str]) -> (i32, String) {
     }
 }
 
+/// The bundled demo's frame count and shots as (flick, rest) frames, from its record.
+fn demo_frames() -> (usize, Vec<(usize, usize)>) {
+    let rec = json(&repo("samples/demo/record.json"));
+    let frames = rec["video"]["frames"].as_u64().expect("video.frames") as usize;
+    let shots = rec["shots"]
+        .as_array()
+        .expect("shots")
+        .iter()
+        .map(|s| {
+            let f = |k: &str| s[k].as_u64().expect("a frame") as usize;
+            (f("flick_frame"), f("rest_frame"))
+        })
+        .collect();
+    (frames, shots)
+}
+
+/// A frame between shots 1 and 2 (in shot 2's interlude).
+fn frame_before_shot_2() -> usize {
+    let (_, shots) = demo_frames();
+    (shots[1].1 + shots[2].0) / 2
+}
+
 /// The lines of stderr that warn or fail.
 fn alarm_lines(err: &str) -> Vec<&str> {
     err.lines()
@@ -100,9 +123,11 @@ fn a_frame_that_fails_to_decode_is_skipped_counted_and_the_match_read_on() {
     let d = dir.path();
     let mut bytes = demo();
     let chunks = frame_chunks(&bytes);
-    assert_eq!(chunks.len(), 388);
-    // Frame 100 (between shots 1 and 2, in shot 2's interlude): its payload zeroed.
-    let (at, len) = chunks[100];
+    let (frames, _) = demo_frames();
+    assert_eq!(chunks.len(), frames);
+    // A frame between shots 1 and 2 (in shot 2's interlude): its payload zeroed.
+    let damaged = frame_before_shot_2();
+    let (at, len) = chunks[damaged];
     bytes[at..at + len].fill(0);
     let video = d.join("damaged.avi");
     std::fs::write(&video, &bytes).unwrap();
@@ -112,7 +137,7 @@ fn a_frame_that_fails_to_decode_is_skipped_counted_and_the_match_read_on() {
     let lines = alarm_lines(&err);
     assert_eq!(lines.len(), 1, "{err}");
     assert!(
-        lines[0].contains("1 damaged frame (100)") && lines[0].contains("shot 2"),
+        lines[0].contains(&format!("1 damaged frame ({damaged})")) && lines[0].contains("shot 2"),
         "{err}"
     );
     assert!(
@@ -123,26 +148,47 @@ fn a_frame_that_fails_to_decode_is_skipped_counted_and_the_match_read_on() {
     let record = json(&out);
     let truth = json(&repo("samples/demo/record.json"));
     assert_eq!(
-        record["video"]["frames"], 388,
+        record["video"]["frames"], frames,
         "read to the container's end"
     );
-    assert_eq!(record["video"]["damaged_frames"], serde_json::json!([100]));
+    assert_eq!(
+        record["video"]["damaged_frames"],
+        serde_json::json!([damaged])
+    );
     assert_eq!(record["video"]["damaged_shots"], serde_json::json!([2]));
+    // The flicks as the eye finds them in the undamaged video (within a frame of
+    // the truth's).
+    let clean_out = d.join("clean.json");
+    let (code, err) = analyse(&[
+        s(&repo("samples/demo/match.avi")),
+        "--quiet",
+        "-o",
+        s(&clean_out),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let clean = json(&clean_out);
     let shots = record["shots"].as_array().unwrap();
     let expected = truth["shots"].as_array().unwrap();
     assert_eq!(shots.len(), expected.len(), "every shot found");
-    for (got, want) in shots.iter().zip(expected) {
+    for ((got, want), seen) in shots
+        .iter()
+        .zip(expected)
+        .zip(clean["shots"].as_array().unwrap())
+    {
         assert_eq!(got["score"], want["score"], "shot {}", got["index"]);
         // Later frames keep their container indices: the flicks fall where they did.
         assert_eq!(
-            got["flick_frame"], want["flick_frame"],
+            got["flick_frame"], seen["flick_frame"],
             "shot {}",
             got["index"]
         );
     }
     assert_eq!(record["scores"], truth["scores"]);
     let notes = shots[2]["notes"].to_string();
-    assert!(notes.contains("frame 100 could not be decoded"), "{notes}");
+    assert!(
+        notes.contains(&format!("frame {damaged} could not be decoded")),
+        "{notes}"
+    );
 }
 
 #[test]
@@ -150,7 +196,10 @@ fn a_file_cut_inside_a_frame_is_read_up_to_the_cut_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let bytes = demo();
-    let (at, len) = frame_chunks(&bytes)[200];
+    // Cut between shots 3 and 4: shots 0-3 end before the cut.
+    let (_, shots) = demo_frames();
+    let cut = (shots[3].1 + shots[4].0) / 2;
+    let (at, len) = frame_chunks(&bytes)[cut];
     let video = d.join("cut.avi");
     std::fs::write(&video, &bytes[..at + len / 2]).unwrap();
     let out = d.join("record.json");
@@ -164,7 +213,10 @@ fn a_file_cut_inside_a_frame_is_read_up_to_the_cut_and_says_so() {
     );
     let record = json(&out);
     let kept = record["video"]["frames"].as_u64().unwrap();
-    assert!((195..=201).contains(&kept), "read up to the cut: {kept}");
+    assert!(
+        (cut as u64 - 5..=cut as u64 + 1).contains(&kept),
+        "read up to the cut at {cut}: {kept}"
+    );
     assert!(
         lines[0].contains(&format!("stopped after {kept} frames")),
         "{err}"
@@ -174,12 +226,12 @@ fn a_file_cut_inside_a_frame_is_read_up_to_the_cut_and_says_so() {
         "the frames past the cut are missing, not damaged: {}",
         record["video"]
     );
-    // The demo's shots 0-3 end before frame 200.
     assert_eq!(record["shots"].as_array().unwrap().len(), 4, "{err}");
 
     // Cut as well as damaged before the cut: read past the damage up to the cut.
     let mut bytes = bytes[..at + len / 2].to_vec();
-    let (at, len) = frame_chunks(&bytes)[100];
+    let damaged = frame_before_shot_2();
+    let (at, len) = frame_chunks(&bytes)[damaged];
     bytes[at..at + len].fill(0);
     std::fs::write(&video, &bytes).unwrap();
     let (code, err) = analyse(&[s(&video), "--quiet", "-o", s(&out)]);
@@ -187,7 +239,10 @@ fn a_file_cut_inside_a_frame_is_read_up_to_the_cut_and_says_so() {
     assert_eq!(alarm_lines(&err).len(), 2, "{err}");
     let record = json(&out);
     assert_eq!(record["video"]["frames"].as_u64(), Some(kept), "{err}");
-    assert_eq!(record["video"]["damaged_frames"], serde_json::json!([100]));
+    assert_eq!(
+        record["video"]["damaged_frames"],
+        serde_json::json!([damaged])
+    );
     assert_eq!(record["shots"].as_array().unwrap().len(), 4, "{err}");
 }
 

@@ -39,6 +39,7 @@ mod replay_cli;
 mod replay_diagram;
 #[cfg(feature = "opencv")]
 mod replay_html;
+mod replay_labels;
 mod replay_video;
 mod rules_props;
 mod rules_table;

@@ -135,3 +135,62 @@ fn scene_rejects_bad_tracks_and_players() {
     let err = Scene::new(bad, None, None).unwrap_err().to_string();
     assert!(err.contains("player 7"), "{err}");
 }
+
+/// Where `text`, drawn by the diagram's bitmap font at its scale in `fg` on the
+/// margin's white, appears pixel for pixel in `img`.
+fn find_text(img: &image::RgbImage, text: &str, fg: [u8; 3]) -> Option<(u32, u32)> {
+    use fishtrack::replay::diagram::TEXT_SCALE;
+    use fishtrack::replay::font;
+    let (w, h) = font::text_size(text, TEXT_SCALE);
+    let mut t = image::RgbImage::from_pixel(w, h, image::Rgb(MARGIN_RGB));
+    font::draw_text(&mut t, 0, 0, text, TEXT_SCALE, fg);
+    let fits = |x0: u32, y0: u32| {
+        t.enumerate_pixels()
+            .all(|(x, y, p)| img.get_pixel(x0 + x, y0 + y) == p)
+    };
+    (0..img.height().saturating_sub(h))
+        .flat_map(|y| (0..img.width().saturating_sub(w)).map(move |x| (x, y)))
+        .find(|&(x, y)| fits(x, y))
+}
+
+/// `fishtrack replay` on the bundled demo: every shot's diagram names its mover
+/// and every player (no "MOVER P1"), and its text, the scale's numbers included,
+/// is drawn with capitals at least 12 px tall.
+#[cfg(feature = "opencv")]
+#[test]
+fn replay_diagrams_name_the_players_in_legible_text() {
+    use fishtrack::replay::diagram::{EDGE_RGB, OUTLINE_RGB, TEXT_SCALE};
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo/record.json");
+    let record = Record::load(&demo).expect("the demo record");
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fishtrack"))
+        .arg("replay")
+        .arg(&demo)
+        .args(["--no-video", "-o"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for shot in &record.shots {
+        let path = dir.path().join(format!("shot_{:03}.png", shot.index));
+        let img = image::open(&path).expect("a diagram per shot").to_rgb8();
+        let mover = &record.players[shot.player];
+        let title = format!("SHOT {}: {mover} MOVES", shot.index);
+        let (x0, y0) = find_text(&img, &title, OUTLINE_RGB).unwrap_or_else(|| panic!("{title}"));
+        // How tall the title's capitals are, in pixels of the diagram.
+        let (w, h) = fishtrack::replay::font::text_size(&title, TEXT_SCALE);
+        let inked = (y0..y0 + h)
+            .filter(|&y| (x0..x0 + w).any(|x| img.get_pixel(x, y).0 == OUTLINE_RGB))
+            .count();
+        assert!(inked >= 12, "capitals {inked} px tall");
+        for name in &record.players {
+            assert!(
+                find_text(&img, name, OUTLINE_RGB).is_some(),
+                "{}: no {name}",
+                path.display()
+            );
+        }
+        assert!(find_text(&img, "MOVER", OUTLINE_RGB).is_none());
+        assert!(find_text(&img, "700", EDGE_RGB).is_some(), "the scale");
+    }
+}

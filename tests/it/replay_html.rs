@@ -178,3 +178,109 @@ fn report_runs_in_chromium_and_matches_the_record() {
         "totals flagged as inconsistent"
     );
 }
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}
+
+/// `fishtrack replay` on the bundled demo: each shot's section lists the rules
+/// engine's points (as `fishtrack score --json` gives them: rule, player, points,
+/// reason), and the top of the page says who won with the final totals.
+#[test]
+fn demo_report_gives_each_shots_rules_and_the_winner() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/demo/record.json");
+    let bin = env!("CARGO_BIN_EXE_fishtrack");
+    let o = Command::new(bin)
+        .arg("score")
+        .arg(&demo)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("score --json");
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(bin)
+        .arg("replay")
+        .arg(&demo)
+        .args(["--no-video", "-o"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+
+    let players: Vec<&str> = v["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    let signed = |v: i64| {
+        if v > 0 {
+            format!("+{v}")
+        } else {
+            v.to_string()
+        }
+    };
+    let mut rules = Vec::new();
+    for shot in v["shots"].as_array().unwrap() {
+        let at = html
+            .find(&format!("id=\"shot-{}\"", shot["index"]))
+            .expect("a section per shot");
+        let section = &html[at..at + html[at..].find("</section>").expect("closed")];
+        let points = shot["points"].as_array().unwrap();
+        assert_eq!(
+            section.matches("<li class=\"rule\"").count(),
+            points.len(),
+            "{section}"
+        );
+        for e in points {
+            let (rule, p) = (e["rule"].as_str().unwrap(), e["player"].as_u64().unwrap());
+            let who = format!(
+                "{} {}",
+                players[p as usize],
+                signed(e["points"].as_i64().unwrap())
+            );
+            for want in [
+                format!("data-rule=\"{rule}\" data-player=\"{p}\""),
+                escape(e["reason"].as_str().unwrap()),
+                who,
+            ] {
+                assert!(section.contains(&want), "`{want}` missing: {section}");
+            }
+            rules.push(rule.to_string());
+        }
+    }
+    // What the demo is for: points won and lost, and a fine.
+    assert!(rules.iter().any(|r| r == "R5"), "{rules:?}");
+    assert!(rules.iter().any(|r| r == "R7"), "{rules:?}");
+
+    let line = texts(&html, "<p class=\"winner\" id=\"winner\">");
+    assert_eq!(line.len(), 1, "one winner line");
+    let line = line[0];
+    let scores: Vec<i64> = v["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_i64().unwrap())
+        .collect();
+    let best = *scores.iter().max().unwrap();
+    let top: Vec<&str> = (0..players.len())
+        .filter(|&p| scores[p] == best)
+        .map(|p| players[p])
+        .collect();
+    assert_eq!(v["match_over"], true, "the demo is a whole match");
+    assert_eq!(top.len(), 1, "the demo has a winner: {scores:?}");
+    assert!(line.starts_with(&format!("Winner: {}", top[0])), "{line}");
+    for (p, s) in players.iter().zip(&scores) {
+        assert!(line.contains(&format!("{p} {}", signed(*s))), "{line}");
+    }
+    assert!(
+        html.find("id=\"winner\"") < html.find("<h2>"),
+        "the winner line comes first"
+    );
+}
