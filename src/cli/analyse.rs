@@ -60,7 +60,8 @@ before the analysis starts.",
 0  done; every record written, nothing that could change a score\n  \
 1  bad input or output: nothing useful was written (or, after a record was written, a \
 player's colour was never seen: the game file may not be this match's; --force scores it)\n  \
-3  done with a warning that may change a score: damaged frames fall in a shot, some \
+3  done with a warning that may change a score: damaged frames fall in a shot, a video \
+could not be read to its end (cut short: a shot past the cut may be missing or cut), some \
 videos of several could not be analysed (their records are missing), or with --force a \
 player's colour was never seen"
 )]

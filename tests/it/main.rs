@@ -35,6 +35,8 @@ mod export_summary;
 #[cfg(feature = "opencv")]
 mod hostile_cli;
 mod hostile_fuzz;
+#[cfg(feature = "opencv")]
+mod hostile_videos;
 mod layout;
 mod progress_eta;
 #[cfg(feature = "opencv")]
