@@ -350,7 +350,7 @@ impl TableCalibration {
         {
             let mapped = self.table_from_pixel(Point2::new(px[0], px[1]));
             let off = (mapped - Point::new(mm[0], mm[1])).norm();
-            if !(off <= tolerance) {
+            if off.is_nan() || off > tolerance {
                 return Err(CalibrationError::Invalid {
                     path: origin.to_string(),
                     message: format!(

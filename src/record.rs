@@ -312,7 +312,7 @@ impl Shot {
                 check_frame(&format!("{at}.before.ready_frame"), f)?;
             }
         }
-        for (item, _) in &self.touches_table {
+        for item in self.touches_table.keys() {
             check_item(&format!("{at}.touches_table"), item, players)?;
         }
         for item in &self.doubt {
