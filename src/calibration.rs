@@ -7,8 +7,9 @@
 
 pub mod board;
 
-use crate::config::{load_json, save_json, ConfigError};
+use crate::config::{load_checked, save_json, ConfigError};
 use crate::geometry::{Point, Table, TableError};
+use crate::limits;
 use nalgebra::{Matrix3, Point2, Vector3};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -47,8 +48,81 @@ impl CameraIntrinsics {
         self.camera_matrix[1][2]
     }
 
+    /// Loads `camera.json`, checked as [`CameraIntrinsics::validate`] says.
     pub fn load(path: &Path) -> Result<CameraIntrinsics, ConfigError> {
-        load_json(path)
+        let camera: CameraIntrinsics = load_checked(path)?;
+        camera.validate().map_err(|message| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        Ok(camera)
+    }
+
+    /// What every pixel-to-mm map relies on: an image size within
+    /// [`limits::MAX_IMAGE_SIDE_PX`], positive focal lengths, the principal point near
+    /// the image, the last row `[0, 0, 1]`, bounded distortion. A one-line reason.
+    pub fn validate(&self) -> Result<(), String> {
+        let [w, h] = self.image_size;
+        for (name, v) in [("image_size[0] (width)", w), ("image_size[1] (height)", h)] {
+            limits::check_range(
+                name,
+                f64::from(v),
+                1.0,
+                f64::from(limits::MAX_IMAGE_SIDE_PX),
+                "px",
+            )?;
+        }
+        for (name, v) in [
+            ("camera_matrix[0][0] (fx)", self.fx()),
+            ("camera_matrix[1][1] (fy)", self.fy()),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!(
+                    "{name} is {v}, not a positive focal length (pixels, up to {})",
+                    limits::MAX_FOCAL_PX
+                ));
+            }
+            limits::check_range(name, v, 0.0, limits::MAX_FOCAL_PX, "px")?;
+        }
+        // The principal point lies in the image; a whole image off is still a lens.
+        let (w, h) = (f64::from(w), f64::from(h));
+        limits::check_range("camera_matrix[0][2] (cx)", self.cx(), -w, 2.0 * w, "px")?;
+        limits::check_range("camera_matrix[1][2] (cy)", self.cy(), -h, 2.0 * h, "px")?;
+        let m = &self.camera_matrix;
+        limits::check_range(
+            "camera_matrix[0][1] (skew)",
+            m[0][1],
+            -limits::MAX_FOCAL_PX,
+            limits::MAX_FOCAL_PX,
+            "px",
+        )?;
+        if m[1][0] != 0.0 || m[2] != [0.0, 0.0, 1.0] {
+            return Err(format!(
+                "camera_matrix is {m:?}: its row 1 must start with 0 and its row 2 be [0, 0, 1]"
+            ));
+        }
+        for (i, k) in self.dist_coeffs.iter().enumerate() {
+            limits::check_range(
+                &format!("dist_coeffs[{i}]"),
+                *k,
+                -limits::MAX_DISTORTION,
+                limits::MAX_DISTORTION,
+                "",
+            )?;
+        }
+        limits::check_range(
+            "rms_px",
+            self.rms_px,
+            0.0,
+            f64::from(limits::MAX_IMAGE_SIDE_PX),
+            "px",
+        )?;
+        limits::check_count(
+            "per_view_rms_px",
+            self.per_view_rms_px.len(),
+            limits::MAX_FRAMES as usize,
+        )?;
+        Ok(())
     }
 
     pub fn save(&self, path: &Path) -> Result<(), ConfigError> {
@@ -174,6 +248,51 @@ pub enum CalibrationError {
     Table { path: String, source: TableError },
     #[error("{0}: the homography is singular")]
     SingularHomography(String),
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+impl TableFile {
+    /// The bounds of [`crate::limits`] and what the maps rely on: the table within
+    /// [`limits::MAX_TABLE_SIDE_MM`], as many image corners as table corners, each
+    /// inside the camera's image, and the camera itself ([`CameraIntrinsics::validate`]).
+    /// A one-line reason naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        limits::check_table_corners("corners_mm", &self.corners_mm)?;
+        self.camera.validate().map_err(|e| format!("camera.{e}"))?;
+        // The image corners only show where the table was found; a file made in code
+        // may leave them out.
+        if !self.image_corners_px.is_empty() && self.image_corners_px.len() != self.corners_mm.len()
+        {
+            return Err(format!(
+                "image_corners_px has {} corners, corners_mm {}: they must be the same corners",
+                self.image_corners_px.len(),
+                self.corners_mm.len()
+            ));
+        }
+        let [w, h] = self.camera.image_size;
+        let (w, h) = (f64::from(w), f64::from(h));
+        for (i, [u, v]) in self.image_corners_px.iter().enumerate() {
+            // Half a pixel beyond the border: a corner on the image's last pixel.
+            let inside = u.is_finite()
+                && v.is_finite()
+                && (-0.5..=w + 0.5).contains(u)
+                && (-0.5..=h + 0.5).contains(v);
+            if !inside {
+                return Err(format!(
+                    "image_corners_px[{i}] is ({u}, {v}), outside the camera's {w} x {h} image: the table must be wholly in view"
+                ));
+            }
+        }
+        for (r, row) in self.homography.iter().enumerate() {
+            for (c, x) in row.iter().enumerate() {
+                if !x.is_finite() {
+                    return Err(format!("homography[{r}][{c}] is {x}, not a finite number"));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A loaded table calibration: the table polygon and the maps between pixels and mm.
@@ -188,6 +307,11 @@ pub struct TableCalibration {
 
 impl TableCalibration {
     pub fn from_file(file: TableFile, origin: &str) -> Result<TableCalibration, CalibrationError> {
+        file.validate()
+            .map_err(|message| CalibrationError::Invalid {
+                path: origin.to_string(),
+                message,
+            })?;
         let corners = file
             .corners_mm
             .iter()
@@ -199,16 +323,48 @@ impl TableCalibration {
         })?;
         let h = Homography::from_rows(file.homography)
             .ok_or_else(|| CalibrationError::SingularHomography(origin.to_string()))?;
-        Ok(TableCalibration {
+        let calibration = TableCalibration {
             table,
             camera: file.camera.clone(),
             table_from_undistorted: h,
             file,
-        })
+        };
+        calibration.check_consistent(origin)?;
+        Ok(calibration)
+    }
+
+    /// The homography must take each image corner to its table corner: a file whose
+    /// corners and map disagree (one edited, or shifted, without the other) would put
+    /// every item in the wrong place, and show only later as colours never seen.
+    /// The tolerance is 5 % of the table's diagonal (20 mm at least): a fit over the
+    /// table's edges leaves a corner some millimetres off, never that far.
+    fn check_consistent(&self, origin: &str) -> Result<(), CalibrationError> {
+        let (lo, hi) = self.table.bounds();
+        let tolerance = (0.05 * (hi - lo).norm()).max(20.0);
+        for (i, (px, mm)) in self
+            .file
+            .image_corners_px
+            .iter()
+            .zip(&self.file.corners_mm)
+            .enumerate()
+        {
+            let mapped = self.table_from_pixel(Point2::new(px[0], px[1]));
+            let off = (mapped - Point::new(mm[0], mm[1])).norm();
+            if off.is_nan() || off > tolerance {
+                return Err(CalibrationError::Invalid {
+                    path: origin.to_string(),
+                    message: format!(
+                        "image_corners_px[{i}] maps to ({:.0}, {:.0}) mm by the homography, {off:.0} mm from corners_mm[{i}] ({}, {}): the file's corners and homography disagree (calibrate the table again)",
+                        mapped.x, mapped.y, mm[0], mm[1]
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     pub fn load(path: &Path) -> Result<TableCalibration, CalibrationError> {
-        let file: TableFile = load_json(path)?;
+        let file: TableFile = load_checked(path)?;
         TableCalibration::from_file(file, &path.display().to_string())
     }
 

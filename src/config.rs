@@ -3,6 +3,7 @@
 //! JSON loader every file format uses, so that a malformed file is always reported
 //! with its path, line and column. Uses: model, serde.
 
+use crate::limits;
 use crate::model::PlayerIdx;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -25,6 +26,12 @@ pub enum ConfigError {
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    #[error("{path}: unknown key `{key}` (did you mean {suggestion}?)")]
+    UnknownKey {
+        path: PathBuf,
+        key: String,
+        suggestion: String,
+    },
     #[error("{game}: its items file {items} is neither beside it ({beside}) nor in {fallback}")]
     ItemsNotFound {
         game: PathBuf,
@@ -63,6 +70,81 @@ pub fn parse_json<T: DeserializeOwned>(text: &str, path: &Path) -> Result<T, Con
             message,
         }
     })
+}
+
+/// [`load_json`] for a file format of this crate: besides the JSON, refuses a key
+/// that is not the format's but lies within two edits of one that is (`fine_polcy`
+/// for `fine_policy`): a misspelt key would otherwise be ignored, its default used
+/// in silence. Other unknown keys are ignored, as DESIGN.md has it, so that a file
+/// may carry notes or a later version's extensions.
+pub fn load_checked<T: DeserializeOwned + Serialize>(path: &Path) -> Result<T, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_checked(&text, path)
+}
+
+/// [`load_checked`] on text that came from `path` (used only for messages).
+pub fn parse_checked<T: DeserializeOwned + Serialize>(
+    text: &str,
+    path: &Path,
+) -> Result<T, ConfigError> {
+    let value: T = parse_json(text, path)?;
+    let written: serde_json::Value = parse_json(text, path)?;
+    // The keys the format knows at each level are those its value writes back.
+    let known = serde_json::to_value(&value).unwrap_or(serde_json::Value::Null);
+    if let Some((key, near)) = misspelt_key(&written, &known, "") {
+        return Err(ConfigError::UnknownKey {
+            path: path.to_path_buf(),
+            key,
+            suggestion: near,
+        });
+    }
+    Ok(value)
+}
+
+/// The first key of `written` absent from `known` at the same place and close to a
+/// key that is there, with that key. A key whose value is empty (`null`, `[]`, `{}`,
+/// `""`) is passed over: a known optional key is not written back when empty.
+fn misspelt_key(
+    written: &serde_json::Value,
+    known: &serde_json::Value,
+    at: &str,
+) -> Option<(String, String)> {
+    use serde_json::Value;
+    match (written, known) {
+        (Value::Object(w), Value::Object(k)) => w.iter().find_map(|(key, v)| {
+            let here = if at.is_empty() {
+                key.clone()
+            } else {
+                format!("{at}.{key}")
+            };
+            match k.get(key) {
+                Some(kv) => misspelt_key(v, kv, &here),
+                None if is_empty(v) => None,
+                None => crate::limits::nearest_key(key, k.keys().map(String::as_str))
+                    .map(|near| (here, format!("`{near}`"))),
+            }
+        }),
+        (Value::Array(w), Value::Array(k)) => w
+            .iter()
+            .zip(k)
+            .enumerate()
+            .find_map(|(i, (v, kv))| misspelt_key(v, kv, &format!("{at}[{i}]"))),
+        _ => None,
+    }
+}
+
+fn is_empty(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    }
 }
 
 /// Writes a value as pretty JSON, creating parent folders.
@@ -143,6 +225,18 @@ impl Items {
         if f.outline.iter().flatten().any(|v| !v.is_finite()) {
             return Err("fish outline has a non-finite coordinate".into());
         }
+        limits::check_count("fish.outline", f.outline.len(), limits::MAX_OUTLINE_POINTS)?;
+        for (i, [x, y]) in f.outline.iter().enumerate() {
+            for (axis, v) in [("x", x), ("y", y)] {
+                limits::check_range(
+                    &format!("fish.outline[{i}].{axis}"),
+                    *v,
+                    -limits::MAX_ITEM_MM,
+                    limits::MAX_ITEM_MM,
+                    "mm",
+                )?;
+            }
+        }
         for (name, v) in [
             ("fish.hole_radius", f.hole_radius),
             ("fish.thickness", f.thickness),
@@ -152,6 +246,7 @@ impl Items {
             if !(v.is_finite() && v > 0.0) {
                 return Err(format!("{name} must be a positive number, got {v}"));
             }
+            limits::check_range(name, v, 0.0, limits::MAX_ITEM_MM, "mm")?;
         }
         if self.coin.radius >= f.hole_radius {
             return Err(format!(
@@ -257,7 +352,7 @@ impl Game {
 
     /// As [`Game::load`], with the folder looked in after the game file's own.
     pub fn load_with_fallback(path: &Path, fallback_dir: &Path) -> Result<Game, ConfigError> {
-        let file: GameFile = load_json(path)?;
+        let file: GameFile = load_checked(path)?;
         let items = match file.items {
             ItemsRef::Inline(items) => items,
             ItemsRef::Path(p) if p.is_relative() => {
@@ -297,16 +392,33 @@ impl Game {
         if self.players.is_empty() {
             return Err("a game needs at least one player".into());
         }
+        limits::check_count("players", self.players.len(), limits::MAX_PLAYERS)?;
+        let mut seen: Vec<([u8; 3], usize)> = Vec::new();
         for (i, p) in self.players.iter().enumerate() {
-            if p.rgb().is_none() {
+            let Some(rgb) = p.rgb() else {
                 return Err(format!(
                     "player {i} ({}) has colour `{}`, expected #rrggbb",
                     p.name, p.color
                 ));
+            };
+            // The colour is how the camera tells whose fish it is.
+            if let Some((_, j)) = seen.iter().find(|(c, _)| *c == rgb) {
+                return Err(format!(
+                    "players[{i}] ({}) has the colour {} of players[{j}] ({}): each player's fish needs its own colour",
+                    p.name, p.color, self.players[*j].name
+                ));
             }
+            seen.push((rgb, i));
         }
         if self.moves_per_player == 0 {
             return Err("moves_per_player must be at least 1".into());
+        }
+        if self.moves_per_player > limits::MAX_MOVES_PER_PLAYER {
+            return Err(format!(
+                "moves_per_player is {}, outside the allowed 1 to {}",
+                self.moves_per_player,
+                limits::MAX_MOVES_PER_PLAYER
+            ));
         }
         self.items.validate()
     }
@@ -324,7 +436,7 @@ impl Game {
 
 /// Loads and validates `items.json`.
 pub fn load_items(path: &Path) -> Result<Items, ConfigError> {
-    let items: Items = load_json(path)?;
+    let items: Items = load_checked(path)?;
     items.validate().map_err(|message| ConfigError::Invalid {
         path: path.to_path_buf(),
         message,
@@ -369,6 +481,75 @@ mod tests {
         std::fs::write(game_dir.join("items.json"), items(8.0)).unwrap();
         let g = Game::load_with_fallback(&game, &fallback).unwrap();
         assert_eq!(g.items.coin.radius, 8.0, "beside the game file first");
+    }
+
+    /// A misspelt key is refused with the key it is near; a key near none is ignored.
+    #[test]
+    fn a_misspelt_key_is_refused_with_the_nearest_known_one() {
+        let game = |extra: &str| {
+            format!(
+                r##"{{"players": [{{"name": "Anna", "color": "#d62728"}}],
+                    "moves_per_player": 1, "items": "items.json"{extra}}}"##
+            )
+        };
+        let err =
+            parse_checked::<GameFile>(&game(r#", "fine_polcy": "repeat""#), Path::new("g.json"))
+                .unwrap_err()
+                .to_string();
+        assert_eq!(
+            err,
+            "g.json: unknown key `fine_polcy` (did you mean `fine_policy`?)"
+        );
+        let err = parse_checked::<GameFile>(
+            &game("").replace(r#""color""#, r#""colour""#),
+            Path::new("g.json"),
+        );
+        // `colour` misses the required `color`: serde says so itself.
+        assert!(err.is_err());
+        let ok = parse_checked::<GameFile>(&game(r#", "comment": "Friday""#), Path::new("g.json"));
+        assert!(ok.is_ok(), "{ok:?}");
+        let nested = parse_checked::<Items>(
+            &serde_json::to_string(&Items::default_set())
+                .unwrap()
+                .replace(r#""thickness":1.2"#, r#""thickness":1.2,"radius_":3"#),
+            Path::new("i.json"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            nested.contains("`coin.radius_`") && nested.contains("`radius`"),
+            "{nested}"
+        );
+    }
+
+    /// The set-up limits: players, colours, moves and item sizes.
+    #[test]
+    fn a_game_out_of_bounds_names_the_field_and_the_range() {
+        let player = |c: &str| Player {
+            name: "P".into(),
+            color: c.into(),
+        };
+        let mut g = Game::new(
+            vec![player("#d62728"), player("#1f77b4")],
+            3,
+            Items::default_set(),
+        );
+        assert!(g.validate().is_ok());
+        g.players[1].color = "#D62728".into();
+        let e = g.validate().unwrap_err();
+        assert!(e.contains("players[1]") && e.contains("players[0]"), "{e}");
+        g.players = (0..17).map(|i| player(&format!("#0000{i:02x}"))).collect();
+        assert!(g.validate().unwrap_err().contains("at most 16"));
+        g.players.truncate(2);
+        g.moves_per_player = 1_000_000;
+        assert!(g.validate().unwrap_err().contains("1 to 1000"));
+        g.moves_per_player = 3;
+        g.items.fish.outline[3] = [53_000.0, 0.0];
+        let e = g.validate().unwrap_err();
+        assert!(
+            e.contains("fish.outline[3].x") && e.contains("500 mm"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! | module | owns | may use |
 //! |---|---|---|
 //! | `model` | ids, poses, frame indices | — |
+//! | `limits` | the bounds every loaded file and flag is checked against | — |
 //! | `config` | items.json, game.json, JSON loading | model, geometry |
 //! | `geometry` | table polygon, footprints, overlaps, kiddo index | model, config |
 //! | `rules` | the rules engine R2–R11 (pure) | model, config, geometry, record |
@@ -40,6 +41,7 @@ pub mod config;
 pub mod detect;
 pub mod eval;
 pub mod geometry;
+pub mod limits;
 pub mod model;
 pub mod pipeline;
 pub mod record;

@@ -30,6 +30,11 @@ pub struct VideoInfo {
     /// Frames after the last shot's rest fall in no shot.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub damaged_shots: Vec<usize>,
+    /// Why reading stopped before the end the container claims (a file cut short,
+    /// a damaged stretch too long to read past): what came after was not seen, so
+    /// the shots in it are missing and the last one may be cut. Absent: read to the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// An item that left the table during a shot.
@@ -203,7 +208,135 @@ pub struct UnknownLost {
     pub exit: Pose,
 }
 
+/// A one-line reason when an item id names a player past `players`.
+fn check_item(field: &str, item: &ItemId, players: usize) -> Result<(), String> {
+    if item.owner >= players {
+        return Err(format!(
+            "{field}: {item}: player {} does not exist (there are {players})",
+            item.owner
+        ));
+    }
+    Ok(())
+}
+
+fn check_frame(field: &str, frame: FrameIdx) -> Result<(), String> {
+    crate::limits::check_range(
+        field,
+        frame as f64,
+        0.0,
+        crate::limits::MAX_FRAMES as f64,
+        "",
+    )
+}
+
+fn check_pose(field: &str, pose: &Pose) -> Result<(), String> {
+    crate::limits::check_pose(field, pose.x, pose.y, pose.theta)
+}
+
+fn check_row(field: &str, row: &[f64]) -> Result<(), String> {
+    if !(3..=4).contains(&row.len()) {
+        return Err(format!(
+            "{field} has {} numbers, expected [frame, x, y] or [frame, x, y, theta]",
+            row.len()
+        ));
+    }
+    let max = crate::limits::MAX_FRAMES as f64;
+    crate::limits::check_range(&format!("{field}[0] (frame)"), row[0], 0.0, max, "")?;
+    crate::limits::check_pose(field, row[1], row[2], row.get(3).copied())
+}
+
 impl Shot {
+    /// Checks the shot's numbers against [`crate::limits`]; `at` names it in messages.
+    pub fn validate(&self, at: &str, players: usize) -> Result<(), String> {
+        use crate::limits::check_count;
+        if self.player >= players {
+            return Err(format!(
+                "{at}.player is {p}: player {p} does not exist (there are {players})",
+                p = self.player
+            ));
+        }
+        check_frame(&format!("{at}.flick_frame"), self.flick_frame)?;
+        check_frame(&format!("{at}.rest_frame"), self.rest_frame)?;
+        check_count(&format!("{at}.score"), self.score.len(), players)?;
+        for (name, poses) in [("start", &self.start), ("end", &self.end)] {
+            for (item, pose) in poses {
+                check_item(&format!("{at}.{name}"), item, players)?;
+                check_pose(&format!("{at}.{name}.{item}"), pose)?;
+            }
+        }
+        for (item, rows) in &self.tracks {
+            check_item(&format!("{at}.tracks"), item, players)?;
+            for (i, row) in rows.iter().enumerate() {
+                check_row(&format!("{at}.tracks.{item} row {i}"), row)?;
+            }
+        }
+        for (i, l) in self.lost.iter().enumerate() {
+            check_item(&format!("{at}.lost[{i}]"), &l.item, players)?;
+            check_frame(&format!("{at}.lost[{i}].frame"), l.frame)?;
+            check_pose(&format!("{at}.lost[{i}].exit"), &l.exit)?;
+        }
+        for (coin, fish) in &self.coins_in_holes {
+            check_item(&format!("{at}.coins_in_holes"), coin, players)?;
+            check_item(&format!("{at}.coins_in_holes"), fish, players)?;
+        }
+        for (i, st) in self.stacking.iter().enumerate() {
+            check_item(&format!("{at}.stacking[{i}]"), &st.top, players)?;
+            check_item(&format!("{at}.stacking[{i}]"), &st.under, players)?;
+        }
+        for (i, p) in self.put_back.iter().enumerate() {
+            check_item(&format!("{at}.put_back[{i}]"), &p.item, players)?;
+            if let Some(pose) = &p.pose {
+                check_pose(&format!("{at}.put_back[{i}].pose"), pose)?;
+            }
+        }
+        for (i, v) in self.violations.iter().enumerate() {
+            if v.player >= players {
+                return Err(format!(
+                    "{at}.violations[{i}].player is {p}: player {p} does not exist (there are {players})",
+                    p = v.player
+                ));
+            }
+            check_frame(&format!("{at}.violations[{i}].frame"), v.frame)?;
+        }
+        if let Some(b) = &self.before {
+            for (i, p) in b.placed.iter().enumerate() {
+                check_item(&format!("{at}.before.placed[{i}]"), &p.item, players)?;
+                check_frame(&format!("{at}.before.placed[{i}].frame"), p.frame)?;
+                check_pose(&format!("{at}.before.placed[{i}].pose"), &p.pose)?;
+            }
+            for (i, d) in b.disturbed.iter().enumerate() {
+                check_item(&format!("{at}.before.disturbed[{i}]"), &d.item, players)?;
+                check_frame(&format!("{at}.before.disturbed[{i}].frame"), d.frame)?;
+            }
+            if let Some(f) = b.ready_frame {
+                check_frame(&format!("{at}.before.ready_frame"), f)?;
+            }
+        }
+        for item in self.touches_table.keys() {
+            check_item(&format!("{at}.touches_table"), item, players)?;
+        }
+        for item in &self.doubt {
+            check_item(&format!("{at}.doubt"), item, players)?;
+        }
+        for (i, u) in self.unknown.iter().enumerate() {
+            let at = format!("{at}.unknown[{i}]");
+            check_count(&format!("{at}.owners"), u.owners.len(), players)?;
+            for (name, pose) in [("start", &u.start), ("end", &u.end)] {
+                if let Some(pose) = pose {
+                    check_pose(&format!("{at}.{name}"), pose)?;
+                }
+            }
+            for (r, row) in u.track_rows.iter().enumerate() {
+                check_row(&format!("{at}.track_rows row {r}"), row)?;
+            }
+            if let Some(l) = &u.lost {
+                check_frame(&format!("{at}.lost.frame"), l.frame)?;
+                check_pose(&format!("{at}.lost.exit"), &l.exit)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Moves every frame number of the shot by `offset`: a clip's shot placed in a
     /// record of several clips (`analyse --chain`) counts frames from the first clip.
     pub fn shift_frames(&mut self, offset: FrameIdx) {
@@ -269,7 +402,7 @@ pub struct Record {
 
 impl Record {
     pub fn load(path: &Path) -> Result<Record, ConfigError> {
-        let record: Record = crate::config::load_json(path)?;
+        let record: Record = crate::config::load_checked(path)?;
         if record.version != RECORD_VERSION {
             return Err(ConfigError::Invalid {
                 path: path.to_path_buf(),
@@ -279,7 +412,64 @@ impl Record {
                 ),
             });
         }
+        record.validate().map_err(|message| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })?;
         Ok(record)
+    }
+
+    /// Checks every number a reader sizes work or memory by against [`crate::limits`]
+    /// (frame rate, frames, image size, players, shots, poses, track rows, the table),
+    /// and that shot indices are distinct. Returns a one-line reason naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        use crate::limits::{self as l, check_count, check_range};
+        let v = &self.video;
+        if v.fps != 0.0 {
+            check_range("video.fps", v.fps, l::MIN_FPS, l::MAX_FPS, "frames/s")?;
+        }
+        check_range(
+            "video.frames",
+            v.frames as f64,
+            0.0,
+            l::MAX_FRAMES as f64,
+            "",
+        )?;
+        let side = f64::from(l::MAX_IMAGE_SIDE_PX);
+        check_range("video.width", f64::from(v.width), 0.0, side, "px")?;
+        check_range("video.height", f64::from(v.height), 0.0, side, "px")?;
+        check_count(
+            "video.damaged_frames",
+            v.damaged_frames.len(),
+            l::MAX_FRAMES as usize,
+        )?;
+        check_count("players", self.players.len(), l::MAX_PLAYERS)?;
+        check_count("scores", self.scores.len(), l::MAX_PLAYERS)?;
+        check_count("shots", self.shots.len(), l::MAX_SHOTS)?;
+        // With no player list (a hand-made record), ids may name any player in bounds.
+        let players = if self.players.is_empty() {
+            l::MAX_PLAYERS
+        } else {
+            self.players.len()
+        };
+        let mut indices = std::collections::BTreeMap::new();
+        for (n, shot) in self.shots.iter().enumerate() {
+            if let Some(first) = indices.insert(shot.index, n) {
+                return Err(format!(
+                    "shots[{n}] has index {}, as shots[{first}] does: shot indices must be distinct",
+                    shot.index
+                ));
+            }
+            shot.validate(&format!("shots[{n}]"), players)
+                .map_err(|e| format!("shot {}: {e}", shot.index))?;
+        }
+        if let Some(game) = &self.game {
+            game.validate().map_err(|e| format!("game: {e}"))?;
+        }
+        if let Some(corners) = &self.table_mm {
+            l::check_table_corners("table_mm", corners)?;
+        }
+        Ok(())
     }
 
     pub fn save(&self, path: &Path) -> Result<(), ConfigError> {
@@ -300,6 +490,9 @@ impl Record {
             .damaged_frames
             .extend(clip.video.damaged_frames.iter().map(|f| f + offset));
         self.video.damaged_shots.extend(clip.video.damaged_shots);
+        if self.video.stopped.is_none() {
+            self.video.stopped = clip.video.stopped;
+        }
         self.video.frames += clip.video.frames;
     }
 
@@ -322,9 +515,120 @@ pub struct StartState {
     pub scores: Option<Vec<i32>>,
 }
 
+impl StartState {
+    /// Loads `state.json`, checked as [`StartState::validate`] says.
+    pub fn load(path: &Path) -> Result<StartState, ConfigError> {
+        let state: StartState = crate::config::load_checked(path)?;
+        state.validate().map_err(|message| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        Ok(state)
+    }
+
+    /// Poses within range, ids, the next player and the scores within the player limit.
+    pub fn validate(&self) -> Result<(), String> {
+        use crate::limits::{check_count, MAX_PLAYERS};
+        for (item, pose) in &self.poses {
+            check_item("poses", item, MAX_PLAYERS)?;
+            check_pose(&format!("poses.{item}"), pose)?;
+        }
+        if let Some(p) = self.next_player.filter(|&p| p >= MAX_PLAYERS) {
+            return Err(format!(
+                "next_player is {p}, at most {} allowed",
+                MAX_PLAYERS - 1
+            ));
+        }
+        if let Some(s) = &self.scores {
+            check_count("scores", s.len(), MAX_PLAYERS)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn two_shots() -> Record {
+        let shot = |index| Shot {
+            index,
+            player: 0,
+            start: [(ItemId::fish(0), Pose::fish(100.0, 100.0, 0.0))].into(),
+            ..Shot::default()
+        };
+        Record {
+            version: RECORD_VERSION,
+            video: VideoInfo {
+                fps: 30.0,
+                frames: 300,
+                ..VideoInfo::default()
+            },
+            players: vec!["Anna".into(), "Boris".into()],
+            shots: vec![shot(0), shot(1)],
+            scores: vec![0, 0],
+            game: None,
+            table_mm: Some(vec![
+                [0.0, 0.0],
+                [1000.0, 0.0],
+                [1000.0, 700.0],
+                [0.0, 700.0],
+            ]),
+        }
+    }
+
+    /// What the issue found accepted in silence: duplicate shot indices, poses at
+    /// 1e308, a frame rate of 1e308, a 1e6 mm table, a track row at 1e308.
+    #[test]
+    fn a_record_out_of_bounds_names_the_field() {
+        assert_eq!(two_shots().validate(), Ok(()));
+        let refused = |change: &dyn Fn(&mut Record), field: &str| {
+            let mut r = two_shots();
+            change(&mut r);
+            let e = r.validate().expect_err(field);
+            assert!(e.contains(field), "{field}: {e}");
+        };
+        refused(&|r| r.shots[1].index = 0, "shots[1] has index 0");
+        refused(
+            &|r| {
+                r.shots[0]
+                    .end
+                    .insert(ItemId::coin(1), Pose::coin(1e308, 0.0));
+            },
+            "shots[0].end.coin:1.x",
+        );
+        refused(&|r| r.video.fps = 1e308, "video.fps");
+        refused(
+            &|r| r.table_mm = Some(vec![[0.0, 0.0], [1e6, 0.0], [1e6, 700.0], [0.0, 700.0]]),
+            "table_mm",
+        );
+        refused(
+            &|r| {
+                r.shots[0]
+                    .tracks
+                    .insert(ItemId::fish(0), vec![vec![31.0, 1e308, 0.0, 0.0]]);
+            },
+            "shots[0].tracks.fish:0 row 0.x",
+        );
+        refused(
+            &|r| {
+                r.shots[0]
+                    .start
+                    .insert(ItemId::fish(99), Pose::fish(0.0, 0.0, 0.0));
+            },
+            "fish:99: player 99 does not exist",
+        );
+        refused(&|r| r.shots[0].player = 5, "shots[0].player");
+    }
+
+    #[test]
+    fn a_state_out_of_bounds_names_the_field() {
+        let mut s = StartState::default();
+        s.poses.insert(ItemId::fish(0), Pose::fish(10.0, 10.0, 0.0));
+        assert_eq!(s.validate(), Ok(()));
+        s.poses.insert(ItemId::coin(0), Pose::coin(0.0, -1e18));
+        assert!(s.validate().unwrap_err().contains("poses.coin:0.y"));
+    }
 
     #[test]
     fn design_example_parses() {

@@ -60,7 +60,8 @@ before the analysis starts.",
 0  done; every record written, nothing that could change a score\n  \
 1  bad input or output: nothing useful was written (or, after a record was written, a \
 player's colour was never seen: the game file may not be this match's; --force scores it)\n  \
-3  done with a warning that may change a score: damaged frames fall in a shot, some \
+3  done with a warning that may change a score: damaged frames fall in a shot, a video \
+could not be read to its end (cut short: a shot past the cut may be missing or cut), some \
 videos of several could not be analysed (their records are missing), or with --force a \
 player's colour was never seen"
 )]
@@ -131,6 +132,16 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
             "--mm-per-px must be between 0.1 and 10, got {}",
             args.mm_per_px
         );
+    }
+    if let Some(fps) = args.fps {
+        crate::limits::check_range(
+            "--fps",
+            fps,
+            crate::limits::MIN_FPS,
+            crate::limits::MAX_FPS,
+            "frames/s",
+        )
+        .map_err(anyhow::Error::msg)?;
     }
     let videos = resolve_videos(&args.videos)?;
     let table_path = args
@@ -294,9 +305,10 @@ fn colours_missing(game: &Game, unseen: &[PlayerIdx]) -> String {
 }
 
 /// How an analysis that wrote `record` ended: with a warning when damaged frames
-/// fall in a shot (its judgement may be wrong).
+/// fall in a shot (its judgement may be wrong), or when reading stopped before the
+/// video's end (the shots past the cut are missing, the last one may be cut short).
 fn done_by(record: &Record) -> super::Done {
-    if record.video.damaged_shots.is_empty() {
+    if record.video.damaged_shots.is_empty() && record.video.stopped.is_none() {
         super::Done::Clean
     } else {
         super::Done::Warned
@@ -421,7 +433,7 @@ fn load_start(path: &Path, setup: &Setup) -> anyhow::Result<Start> {
         let record = Record::load(path)?;
         return start_from_record(&record, setup).with_context(|| format!("{}", path.display()));
     }
-    let poses: StartState = load_json(path)?;
+    let poses = StartState::load(path)?;
     validate_start(&poses, setup).with_context(|| format!("{}", path.display()))?;
     let state = MatchState::from_start(&setup.game, &poses);
     Ok(Start {
@@ -622,7 +634,11 @@ fn analyse_one(
     let spec = video.to_string_lossy().to_string();
     let began = std::time::Instant::now();
     let reader = FrameReader::open(&spec, setup.calibration.camera.image_size)?;
-    let fps = setup.fps.or(reader.fps()).unwrap_or(30.0);
+    // A container's frame rate outside the limits is no frame rate (a damaged header).
+    let container_fps = reader
+        .fps()
+        .filter(|f| (crate::limits::MIN_FPS..=crate::limits::MAX_FPS).contains(f));
+    let fps = setup.fps.or(container_fps).unwrap_or(30.0);
     let expected = reader.len();
     let coarse = TopViews::coarse(
         &setup.calibration,
@@ -735,8 +751,9 @@ fn analyse_one(
     }
     if let Some(why) = &stopped {
         eprintln!(
-            "fishtrack: warning: {}: stopped after {frames} frames ({why}); the record covers what was read",
-            video.display()
+            "fishtrack: warning: {}: stopped after {frames} frames ({why}); the record covers what was read, and a shot after frame {} may be missing or cut",
+            video.display(),
+            frames.saturating_sub(1)
         );
     }
     if !setup.quiet {
@@ -760,6 +777,7 @@ fn analyse_one(
         height,
         damaged_frames: damaged,
         damaged_shots: Vec::new(),
+        stopped: stopped.clone(),
     };
     let unseen = analysis.colours_never_seen();
     let (mut record, state) = analysis.finish(info)?;

@@ -167,10 +167,11 @@ mod imp {
     use crate::cli::progress_bar;
     use crate::vision::calibrate::{
         collect_views_from_images, collect_views_from_video, draw_table_check, parse_corners,
-        solve_camera, solve_table, Chessboard, OutlierRule, SubpixWindow, STANDARD_SUBPIX_HALF,
+        solve_camera, solve_table, Chessboard, OutlierRule, SubpixWindow, MIN_FINDABLE_CORNERS,
+        STANDARD_SUBPIX_HALF,
     };
     use crate::vision::capture::FrameSource;
-    use anyhow::Context;
+    use anyhow::{bail, Context};
     use opencv::core::Vector;
     use opencv::imgcodecs;
     use serde::Serialize;
@@ -251,6 +252,12 @@ mod imp {
     pub fn camera(a: CameraArgs) -> anyhow::Result<()> {
         let mut o = String::new();
         let board = Chessboard::parse(&a.board, a.square)?;
+        if board.cols.min(board.rows) < MIN_FINDABLE_CORNERS {
+            bail!(
+                "--board {}: a chessboard is found only with at least {MIN_FINDABLE_CORNERS} inner corners each way (a board of 4x4 squares or more)",
+                a.board
+            );
+        }
         let window = SubpixWindow::parse(&a.subpix_window).with_context(|| {
             format!(
                 "--subpix-window must be standard, auto or 1..50, got {:?}",
@@ -505,6 +512,11 @@ mod imp {
         let h: f64 = b.trim().parse().map_err(|_| bad())?;
         if !(w > 0.0 && h > 0.0 && w.is_finite() && h.is_finite()) {
             return Err(bad());
+        }
+        use crate::limits::{check_range, MAX_TABLE_SIDE_MM, MIN_TABLE_SIDE_MM};
+        for (name, v) in [("--size width", w), ("--size height", h)] {
+            check_range(name, v, MIN_TABLE_SIDE_MM, MAX_TABLE_SIDE_MM, "mm")
+                .map_err(anyhow::Error::msg)?;
         }
         Ok((w, h))
     }

@@ -183,11 +183,16 @@ pub(crate) fn cut(text: &str, width: usize) -> String {
 }
 
 /// An error and its causes as one line joined by ": ". A cause whose text its
-/// error already quotes (`"cannot read {path}: {source}"`) is not said twice.
-fn one_line(err: &anyhow::Error) -> String {
+/// error already quotes (`"cannot read {path}: {source}"`) is not said twice. A cause
+/// of several lines (OpenCV's assertions: the message, then the failed condition) is
+/// folded into one.
+pub(crate) fn one_line(err: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in err.chain() {
-        let text = cause.to_string();
+        let mut text = cause.to_string();
+        if text.contains(['\n', '\r']) {
+            text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        }
         if line.contains(&text) {
             continue;
         }

@@ -145,6 +145,9 @@ fn resolve_game(args: &ScoreArgs, record: &Record, record_path: &Path) -> anyhow
 
 fn resolve_table(args: &ScoreArgs, record: &Record, record_path: &Path) -> anyhow::Result<Table> {
     let polygon = |corners: &[[f64; 2]], origin: &str| -> anyhow::Result<Table> {
+        // Bounded before the rules search its edges for put-back places.
+        crate::limits::check_table_corners("corners_mm", corners)
+            .map_err(|e| anyhow!("{origin}: {e}"))?;
         Table::from_corners(corners).map_err(|e| anyhow!("{origin}: {e}"))
     };
     if let Some(path) = &args.table {

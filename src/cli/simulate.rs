@@ -107,7 +107,31 @@ pub(super) fn parse_size(s: &str) -> anyhow::Result<[u32; 2]> {
 }
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
+    use crate::limits::{self as l, check_range};
     let size = parse_size(&args.size)?;
+    check_range("--fps", args.fps, l::MIN_FPS, l::MAX_FPS, "frames/s")
+        .map_err(anyhow::Error::msg)?;
+    if let Some(t) = args.camera_tilt {
+        check_range("--camera-tilt", t, -89.0, 89.0, "deg").map_err(anyhow::Error::msg)?;
+    }
+    if let Some(d) = args.camera_distance {
+        check_range(
+            "--camera-distance",
+            d,
+            1.0,
+            10.0 * l::MAX_TABLE_SIDE_MM,
+            "mm",
+        )
+        .map_err(anyhow::Error::msg)?;
+    }
+    if let Some(n) = args.noise {
+        check_range("--noise", n, 0.0, 255.0, "grey levels").map_err(anyhow::Error::msg)?;
+    }
+    if let Some(n) = args.players {
+        l::check_count("--players", n, l::MAX_PLAYERS).map_err(anyhow::Error::msg)?;
+    }
+    // A chessboard view is a rendered PNG; ten thousand is no calibration.
+    l::check_count("--views", args.views, 10_000).map_err(anyhow::Error::msg)?;
     let mut scenario = Scenario::resolve(&args.scenario)?;
     if args.no_hand {
         scenario.render.hand = false;

@@ -430,6 +430,15 @@ impl<'o> Candidate<'o> {
     }
 }
 
+/// The most rings of hole offsets R6a tries.
+const MAX_RINGS: usize = 1000;
+
+/// The most steps either way along the table's edge R6b/c take at `step` mm: half
+/// the perimeter of the largest table the loaders accept.
+fn max_edge_steps(step: f64) -> usize {
+    (2.0 * crate::limits::MAX_TABLE_SIDE_MM / step).ceil() as usize
+}
+
 fn search_r6a(
     game: &Game,
     table: &Table,
@@ -456,7 +465,9 @@ fn search_r6a(
     };
     let order = orientation_order(base, n);
     let mut offsets = vec![Vector::zeros()];
-    let rings = (room / params.hole_step_mm.max(0.05)).ceil() as usize;
+    // Bounded whatever the items: a hole of the largest item (limits::MAX_ITEM_MM) at
+    // the default step has a thousand rings; past MAX_RINGS the rings widen instead.
+    let rings = ((room / params.hole_step_mm.max(0.05)).ceil() as usize).min(MAX_RINGS);
     for r in 1..=rings {
         let radius = room * r as f64 / rings as f64;
         let count = 8 * r;
@@ -563,7 +574,10 @@ fn search_edge(
     // Per edge: the orientation order and, per orientation, the outline point
     // deepest toward that edge (its depth and where along the edge it lies).
     let mut per_edge: Vec<Option<EdgeCache>> = vec![None; table.corners().len()];
-    let steps = (half / step).ceil() as usize;
+    // A table within limits::MAX_TABLE_SIDE_MM has a perimeter of at most four such
+    // sides; a table past that (a number the loaders would refuse) is searched no
+    // further than that, not for ever.
+    let steps = ((half / step).ceil() as usize).min(max_edge_steps(step));
     for k in 0..=steps {
         let sides: &[(usize, f64)] = if k == 0 {
             &[(0, 0.0)]

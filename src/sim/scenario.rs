@@ -260,13 +260,19 @@ impl Scenario {
         }
         let path = Path::new(name_or_path);
         if path.extension().is_some_and(|e| e == "json") || path.exists() {
-            let mut s: Scenario = crate::config::load_json(path)?;
+            let mut s: Scenario = crate::config::load_checked(path)?;
             if s.name.is_empty() {
                 s.name = path
                     .file_stem()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "file".into());
             }
+            s.check_limits().map_err(|message| {
+                ScenarioError::Config(ConfigError::Invalid {
+                    path: path.to_path_buf(),
+                    message,
+                })
+            })?;
             return Ok(s);
         }
         Err(ScenarioError::Unknown(name_or_path.to_string()))
@@ -397,9 +403,157 @@ impl Scenario {
         Ok(self)
     }
 
+    /// The bounds of [`crate::limits`] on every number that sizes the work: the
+    /// table, players and colours, items, poses, shots, moves, physics steps, shot
+    /// time, rendering. A one-line reason naming the field.
+    pub fn check_limits(&self) -> Result<(), String> {
+        use crate::limits::{self as l, check_count, check_range};
+        if let Some(c) = &self.table.corners {
+            l::check_table_corners("table.corners", c)?;
+        } else {
+            let side =
+                |name, v| check_range(name, v, l::MIN_TABLE_SIDE_MM, l::MAX_TABLE_SIDE_MM, "mm");
+            side("table.width_mm", self.table.width_mm)?;
+            side("table.height_mm", self.table.height_mm)?;
+        }
+        if !self.players.is_empty() {
+            let mut game = crate::config::Game::new(self.players.clone(), 1, self.items());
+            game.moves_per_player = self.moves_per_player.unwrap_or(1).max(1);
+            game.validate()?;
+        }
+        if let Some(items) = &self.items {
+            items.validate().map_err(|e| format!("items: {e}"))?;
+        }
+        if let Some(m) = self.moves_per_player {
+            check_range(
+                "moves_per_player",
+                f64::from(m),
+                0.0,
+                f64::from(l::MAX_MOVES_PER_PLAYER),
+                "",
+            )?;
+        }
+        let players = self.players().len();
+        for (item, p) in self.start.iter().flatten() {
+            if item.owner >= players {
+                return Err(format!(
+                    "start: {item} names player {}, but there are {players}",
+                    item.owner
+                ));
+            }
+            l::check_pose(&format!("start.{item}"), p.x, p.y, p.theta)?;
+        }
+        check_count("shots", self.shots.len(), l::MAX_SHOTS)?;
+        for (i, shot) in self.shots.iter().enumerate() {
+            if shot.player >= players {
+                return Err(format!(
+                    "shots[{i}].player is {}, but there are {players} players",
+                    shot.player
+                ));
+            }
+            check_range(
+                &format!("shots[{i}].speed_mm_s"),
+                shot.speed_mm_s,
+                0.0,
+                l::MAX_FLICK_MM_S,
+                "mm/s",
+            )?;
+            check_range(
+                &format!("shots[{i}].direction_deg"),
+                shot.direction_deg,
+                -3600.0,
+                3600.0,
+                "deg",
+            )?;
+            if let Some([x, y]) = shot.point {
+                for (axis, v) in [("0", x), ("1", y)] {
+                    check_range(
+                        &format!("shots[{i}].point[{axis}]"),
+                        v,
+                        -l::MAX_ITEM_MM,
+                        l::MAX_ITEM_MM,
+                        "mm",
+                    )?;
+                }
+            }
+        }
+        let ph = &self.physics;
+        check_range(
+            "physics.steps_per_s",
+            ph.steps_per_s,
+            1.0,
+            l::MAX_PHYSICS_STEPS_PER_S,
+            "steps/s",
+        )?;
+        for (name, v, hi) in [
+            ("physics.table_friction", ph.table_friction, 100.0),
+            ("physics.item_friction", ph.item_friction, 100.0),
+            ("physics.restitution", ph.restitution, 1.0),
+            ("physics.fish_mass_g", ph.fish_mass_g, 1e4),
+            ("physics.coin_mass_g", ph.coin_mass_g, 1e4),
+            (
+                "physics.table_height_mm",
+                ph.table_height_mm,
+                l::MAX_TABLE_SIDE_MM,
+            ),
+        ] {
+            check_range(name, v, 0.0, hi, "")?;
+        }
+        let t = &self.timing;
+        for (name, v) in [
+            ("timing.before_flick_s", t.before_flick_s),
+            ("timing.after_rest_s", t.after_rest_s),
+            ("timing.put_back_s", t.put_back_s),
+            ("timing.max_shot_s", t.max_shot_s),
+        ] {
+            check_range(name, v, 0.0, l::MAX_SHOT_S, "s")?;
+        }
+        let r = &self.render;
+        check_range("render.subframes", f64::from(r.subframes), 1.0, 64.0, "")?;
+        check_range(
+            "render.noise_sigma",
+            r.noise_sigma,
+            0.0,
+            255.0,
+            "grey levels",
+        )?;
+        check_range("render.exposure_drift", r.exposure_drift, 0.0, 1.0, "")?;
+        check_range("render.shutter", r.shutter, 0.0, 1.0, "")?;
+        r.look
+            .check_ranges()
+            .map_err(|e| format!("render.look: {e}"))?;
+        let c = &self.camera;
+        check_range("camera.tilt_deg", c.tilt_deg, -89.0, 89.0, "deg")?;
+        check_range("camera.hfov_deg", c.hfov_deg, 1.0, 179.0, "deg")?;
+        if let Some(d) = c.distance_mm {
+            check_range(
+                "camera.distance_mm",
+                d,
+                1.0,
+                10.0 * l::MAX_TABLE_SIDE_MM,
+                "mm",
+            )?;
+        }
+        for (name, v) in [
+            ("camera.k1", c.k1),
+            ("camera.k2", c.k2),
+            ("camera.roll_deg", c.roll_deg),
+            ("camera.yaw_deg", c.yaw_deg),
+        ] {
+            check_range(name, v, -3600.0, 3600.0, "")?;
+        }
+        Ok(())
+    }
+
     /// The same scenario with `m` generated moves per player; not for one that
     /// scripts its shots.
     pub fn with_moves(mut self, m: u32) -> Result<Scenario, ScenarioError> {
+        if m > crate::limits::MAX_MOVES_PER_PLAYER {
+            return Err(self.invalid(format!(
+                "{m} moves per player: at most {} allowed",
+                crate::limits::MAX_MOVES_PER_PLAYER
+            )));
+        }
         if !self.shots.is_empty() {
             return Err(self.invalid(format!(
                 "it scripts its own shots; it cannot be played with {m} moves per player"

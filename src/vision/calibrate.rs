@@ -31,14 +31,20 @@ use opencv::core::{Mat, Point2f, Point3f, Scalar, Size, TermCriteria, Vector};
 use opencv::prelude::*;
 use opencv::{calib3d, core, imgproc};
 
+/// The most inner corners a chessboard may have along either side.
+pub const MAX_BOARD_CORNERS: u32 = 100;
+/// The fewest inner corners either way OpenCV's chessboard finder looks for: it
+/// refuses smaller patterns with a two-line assertion.
+pub const MIN_FINDABLE_CORNERS: u32 = 3;
+
 /// Why a calibration failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CalibrateError {
     #[error(
-        "board size must be like 9x6 (inner corners per row x per column, each >= 2), got {0:?}"
+        "--board must be like 9x6 (inner corners per row x per column, each 2 to {max}), got {0:?}", max = MAX_BOARD_CORNERS
     )]
     BadBoard(String),
-    #[error("the square side must be a number of mm above 0, got {0}")]
+    #[error("--square (the side of one chessboard square) must be a number of mm above 0 and up to {max}, got {0}", max = crate::limits::MAX_SQUARE_MM)]
     BadSquare(f64),
     #[error("no {cols}x{rows} chessboard found in any of the {read} images read (check --board: it counts inner corners)")]
     NoBoard { read: usize, cols: u32, rows: u32 },
@@ -110,10 +116,12 @@ impl Chessboard {
         let (a, b) = spec.split_once(['x', 'X']).ok_or_else(bad)?;
         let cols: u32 = a.trim().parse().map_err(|_| bad())?;
         let rows: u32 = b.trim().parse().map_err(|_| bad())?;
-        if cols < 2 || rows < 2 {
+        // A board of more than 100 is no printable board (and would size the corner lists).
+        if !(2..=MAX_BOARD_CORNERS).contains(&cols) || !(2..=MAX_BOARD_CORNERS).contains(&rows) {
             return Err(bad());
         }
-        if !(square_mm.is_finite() && square_mm > 0.0) {
+        if !(square_mm.is_finite() && square_mm > 0.0 && square_mm <= crate::limits::MAX_SQUARE_MM)
+        {
             return Err(CalibrateError::BadSquare(square_mm));
         }
         Ok(Chessboard {

@@ -31,8 +31,13 @@ pub enum CaptureError {
     NotFound(String),
     #[error("{0}: no images match")]
     NoImages(String),
-    #[error("{0}: cannot open as a video")]
+    #[error("{0}: cannot open as a video (not a video file, or one damaged beyond reading)")]
     VideoOpen(String),
+    #[error("{path}: cannot read: {source}")]
+    Unreadable {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path}: cannot read the image")]
     ImageRead { path: String },
     #[error("{0}: cannot seek to frame {1}")]
@@ -106,7 +111,10 @@ impl FrameSource {
         let path = Path::new(spec);
         if path.is_dir() {
             let mut paths: Vec<PathBuf> = std::fs::read_dir(path)
-                .map_err(|_| CaptureError::NotFound(spec.to_string()))?
+                .map_err(|source| CaptureError::Unreadable {
+                    path: spec.to_string(),
+                    source,
+                })?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.is_file() && is_image_path(p))
                 .collect();
@@ -126,6 +134,14 @@ impl FrameSource {
         }
         if !path.is_file() {
             return Err(CaptureError::NotFound(spec.to_string()));
+        }
+        // OpenCV says only that it could not open a file; the system says why
+        // (permission denied), which is what the user must fix.
+        if let Err(source) = std::fs::File::open(path) {
+            return Err(CaptureError::Unreadable {
+                path: spec.to_string(),
+                source,
+            });
         }
         if is_image_path(path) {
             return FrameSource::from_images(spec, vec![path.to_path_buf()]);

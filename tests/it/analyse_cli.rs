@@ -90,7 +90,8 @@ fn a_truncated_video_is_analysed_as_far_as_it_goes_and_says_where_it_stopped() {
     let cut = d.join("cut.avi");
     std::fs::write(&cut, &bytes[..bytes.len() * 6 / 10]).unwrap();
     let (code, _, err) = analyse(d, &cut, &d.join("game.json"), &d.join("table.json"));
-    assert_eq!(code, 0, "{err}");
+    // What came after the cut was not seen: a shot may be missing or cut (issue 16).
+    assert_eq!(code, 3, "{err}");
     let lines = error_lines(&err);
     assert_eq!(lines.len(), 1, "{err}");
     assert!(
@@ -101,6 +102,11 @@ fn a_truncated_video_is_analysed_as_far_as_it_goes_and_says_where_it_stopped() {
         serde_json::from_str(&std::fs::read_to_string(d.join("record.json")).unwrap()).unwrap();
     let kept = record["video"]["frames"].as_u64().unwrap();
     assert!(kept > 0 && kept < frames, "{kept} of {frames}");
+    assert!(
+        record["video"]["stopped"].as_str().is_some(),
+        "the record says reading stopped early: {}",
+        record["video"]
+    );
     assert!(
         lines[0].contains(&format!("stopped after {kept} frames")),
         "{err}"

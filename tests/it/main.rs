@@ -32,6 +32,11 @@ mod damaged_video;
 mod eval_suite;
 #[cfg(feature = "opencv")]
 mod export_summary;
+#[cfg(feature = "opencv")]
+mod hostile_cli;
+mod hostile_fuzz;
+#[cfg(feature = "opencv")]
+mod hostile_videos;
 mod layout;
 mod progress_eta;
 #[cfg(feature = "opencv")]

@@ -31,6 +31,55 @@ pub fn assert_fails_with(args: &[&str], needles: &[&str]) {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// As [`run`], killed after `limit`: `None` if it had not ended by then (a hang).
+pub fn run_timed(args: &[&str], limit: std::time::Duration) -> Option<(i32, String, String)> {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run fishtrack");
+    // Drained on threads: a child that fills a pipe would otherwise never end.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let began = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for fishtrack") {
+            let (out, err) = (
+                out.join().unwrap_or_default(),
+                err.join().unwrap_or_default(),
+            );
+            return Some((status.code().unwrap_or(-1), out, err));
+        }
+        if began.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 fn output(cmd: &mut Command) -> (i32, String, String) {
     let out = cmd.output().expect("run fishtrack");
     (
