@@ -16,10 +16,11 @@
 //!   game's fish outline turned by theta, the coin's disc.
 
 use super::Scene;
-use crate::geometry::FishFootprint;
+use crate::config::Game;
+use crate::geometry::{FishFootprint, Table};
 use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
 use crate::record::{Shot, TrackRow, UnknownItem};
-use crate::rules::PointEntry;
+use crate::rules::{MatchState, PointEntry, RulesError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -79,33 +80,18 @@ pub fn rules_breakdown(scene: &Scene) -> RulesBreakdown {
             ),
         };
     };
-    match crate::rules::rescore_detailed(game, &scene.table, &scene.record) {
-        Ok((_, judgements, _)) => {
-            let mut differ = Vec::new();
-            let per_shot = scene
-                .record
-                .shots
-                .iter()
-                .zip(judgements)
-                .map(|(shot, j)| {
-                    if j.score == shot.score {
-                        Some(j.points)
-                    } else {
-                        differ.push(shot.index.to_string());
-                        None
-                    }
-                })
-                .collect();
-            RulesBreakdown {
-                shots: per_shot,
-                note: (!differ.is_empty()).then(|| {
-                    format!(
-                        "the rules engine gives other points than the record for shot(s) {}: their rules are left empty",
-                        differ.join(", ")
-                    )
-                }),
-            }
-        }
+    match points_per_shot(game, &scene.table, &scene.record) {
+        Ok(PerShot {
+            points, differ, ..
+        }) => RulesBreakdown {
+            shots: points,
+            note: (!differ.is_empty()).then(|| {
+                format!(
+                    "the rules engine gives other points than the record for shot(s) {}: their rules are left empty",
+                    differ.join(", ")
+                )
+            }),
+        },
         Err(e) => RulesBreakdown {
             shots: vec![None; shots],
             note: Some(format!(
@@ -113,6 +99,46 @@ pub fn rules_breakdown(scene: &Scene) -> RulesBreakdown {
             )),
         },
     }
+}
+
+/// The rules engine's points for each shot of a record, as its judgements give them.
+pub(crate) struct PerShot {
+    /// One entry per shot in record order; `None` where the engine's points differ
+    /// from the record's.
+    pub points: Vec<Option<Vec<PointEntry>>>,
+    /// The indices of the shots whose points differ.
+    pub differ: Vec<String>,
+    /// The match state after the last shot.
+    pub state: MatchState,
+}
+
+/// Re-runs the rules on `record` under `game` and `table` and keeps each shot's
+/// points where they add up to the record's (the record is what is reported).
+pub(crate) fn points_per_shot(
+    game: &Game,
+    table: &Table,
+    record: &crate::record::Record,
+) -> Result<PerShot, RulesError> {
+    let (_, judgements, state) = crate::rules::rescore_detailed(game, table, record)?;
+    let mut differ = Vec::new();
+    let points = record
+        .shots
+        .iter()
+        .zip(judgements)
+        .map(|(shot, j)| {
+            if j.score == shot.score {
+                Some(j.points)
+            } else {
+                differ.push(shot.index.to_string());
+                None
+            }
+        })
+        .collect();
+    Ok(PerShot {
+        points,
+        differ,
+        state,
+    })
 }
 
 /// Writes the five files into `dir` (which must exist).

@@ -87,22 +87,12 @@ struct Verdicts {
 
 fn verdicts(scene: &Scene) -> Verdicts {
     let rec = &scene.record;
-    match crate::rules::rescore_detailed(&scene.game, &scene.table, rec) {
-        Ok((_, judgements, state)) => {
-            let mut differ = Vec::new();
-            let points = rec
-                .shots
-                .iter()
-                .zip(judgements)
-                .map(|(shot, j)| {
-                    if j.score == shot.score {
-                        Some(j.points)
-                    } else {
-                        differ.push(shot.index.to_string());
-                        None
-                    }
-                })
-                .collect();
+    match super::export::points_per_shot(&scene.game, &scene.table, rec) {
+        Ok(super::export::PerShot {
+            points,
+            differ,
+            state,
+        }) => {
             let note = (!differ.is_empty()).then(|| {
                 format!(
                     "The rules engine gives other points than the record for shot(s) {}: their rules are not shown.",
