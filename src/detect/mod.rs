@@ -621,12 +621,11 @@ mod tests {
         let with_tag = draw(&grid, &items, &[(at, red)], &[], None);
         let bare = draw(&grid, &items, &[], &[], None);
         let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
-        let view = |rgb| TopView {
+        let first = det.detect(&TopView {
             grid,
-            rgb,
+            rgb: &with_tag,
             bgr: false,
-        };
-        let first = det.detect(&view(&with_tag));
+        });
         assert_eq!(first.fish.len(), 1, "{first:?}");
         let hints = Hints {
             fish: vec![Some(first.fish[0].pose)],
@@ -653,7 +652,14 @@ mod tests {
                     }
                 }
             }
-            let s = det.detect_with(&view(&hand), &hints);
+            let s = det.detect_with(
+                &TopView {
+                    grid,
+                    rgb: &hand,
+                    bgr: false,
+                },
+                &hints,
+            );
             assert!(!s.occluders.is_empty(), "the palm is no occluder: {s:?}");
             assert_eq!(s.fish.len(), 1, "hand from x = {from_x}: {s:?}");
             let f = &s.fish[0];
