@@ -22,6 +22,10 @@ const SMEARED_FIT: f64 = 1.4;
 /// parallax along a tag's outline moves the agreement by about as much.
 const AMBIGUOUS_FIT: f64 = 0.1;
 
+/// A tag too little seen to be placed anew is kept where it was, beside a hand, when
+/// at least this share of the colour seen lies on it there.
+const KEPT_UNDER_HAND: f64 = 0.9;
+
 /// How many of the wide search's best grid places are refined.
 const WIDE_REFINED: usize = 6;
 
@@ -291,13 +295,29 @@ impl Detector {
         }
         let (area, centroid, cov) = moments(pts.iter().copied());
         let visible_fraction = area / self.template.area;
-        if visible_fraction < self.config.min_visible_fraction {
-            return None;
-        }
-        let (axis_b, _) = axis_of(&cov);
         // Blob points (thinned) for the "explained" term of the agreement.
         let step = (pts.len() / 300).max(1);
         let blob: Vec<(Vector, f64)> = pts.iter().step_by(step).copied().collect();
+        if visible_fraction < self.config.min_visible_fraction {
+            // Too little seen to place a tag anew; but a tag a hand lies over (unseen:
+            // see below) is still where it was if all of its colour that shows lies
+            // on it there. A tag that moved shows its colour off its old place.
+            let prior = prior.filter(|p| {
+                self.hidden_within(g, p.point(), 2.0 * self.footprint.reach())
+                    && self
+                        .agreement_terms(g, player, p, &blob, quick, true)
+                        .colour_explained
+                        >= KEPT_UNDER_HAND
+            })?;
+            return Some(FishSighting {
+                player,
+                pose: prior,
+                visible_fraction,
+                fit: 0.0,
+                exposure_share: None,
+            });
+        }
+        let (axis_b, _) = axis_of(&cov);
         let fully_seen = visible_fraction > 0.9;
         let elongated = self.template.elongation > 1.2;
         // Local fits from a few good starts: the moments' axis (either way round), the
@@ -442,9 +462,15 @@ impl Detector {
         // well as, or a little better than, one that continues it (another tag or a
         // hand over the part that tells them apart): keep the track's unless the
         // evidence clearly says otherwise.
-        // Not while things move: blur leaves too little to tell readings apart, and the
-        // prior is a frame's travel old.
-        if let Some(p) = prior.filter(|_| !fully_seen && !quick) {
+        // Not while things move (blur leaves too little to tell readings apart, and the
+        // prior is a frame's travel old), unless a hand lies beside the tag (below).
+        // Beside: within a tag's length of the tag's reach (the part of a hand over
+        // the tag is what goes unseen, so what is seen of it ends short of the tag).
+        let hand_beside = prior.is_some_and(|p| {
+            !fully_seen && self.hidden_within(g, p.point(), 2.0 * self.footprint.reach())
+        });
+        let mut smear_possible = quick;
+        if let Some(p) = prior.filter(|_| !fully_seen && (!quick || hand_beside)) {
             // The prior itself is a reading too: a hand passing over a tag at rest
             // leaves too little of it seen to pin it anew.
             candidates.push((self.agreement(g, player, &p, &blob, quick), p));
@@ -452,15 +478,40 @@ impl Detector {
             let moved = |c: &Pose| {
                 (c.point() - p.point()).norm() + reach * wrap_angle(c.angle() - p.angle()).abs()
             };
-            if let Some(&(fit, pose)) = candidates
+            // A hand beside the tag may lie over it unseen: skin can share the table's
+            // colour, and where the tag lay the bare table was never seen, so nothing
+            // there shows a change. The material under it then reads uncovered, which
+            // favours poses that slide the tag out from under the hand. What a hand
+            // cannot fake is the tag's colour: where it shows, the tag is. With a hand
+            // beside the tag, readings are weighed by the colour they explain and their
+            // hole alone. A hand moving near a tag at rest is not the tag moving: this
+            // holds while things move too (the hand is what moves, `quick` says only
+            // that something does), and a tag truly set off shows its colour off the
+            // prior's material, which the prior then fails to explain.
+            let score: Vec<f64> = if hand_beside {
+                candidates
+                    .iter()
+                    .map(|(_, c)| {
+                        self.agreement_terms(g, player, c, &blob, quick, true)
+                            .without_material()
+                    })
+                    .collect()
+            } else {
+                candidates.iter().map(|c| c.0).collect()
+            };
+            let best_score = score.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if let Some((_, &(fit, pose))) = score
                 .iter()
-                .filter(|(fit, _)| *fit >= best_fit - AMBIGUOUS_FIT)
-                .min_by(|a, b| moved(&a.1).total_cmp(&moved(&b.1)))
+                .zip(&candidates)
+                .filter(|(s, _)| **s >= best_score - AMBIGUOUS_FIT)
+                .min_by(|a, b| moved(&a.1 .1).total_cmp(&moved(&b.1 .1)))
             {
+                // A tag kept where it was is no smear to place by its colour.
+                smear_possible &= pose != p;
                 (best_fit, best_pose) = (fit, pose);
             }
         }
-        if quick && best_fit < SMEARED_FIT {
+        if smear_possible && best_fit < SMEARED_FIT {
             // Smeared past recognition (a tag moving its own length in an exposure):
             // no placement of the sharp outline explains the smear, and the best one
             // may sit anywhere along it. The colour's centroid is still the tag's
@@ -474,6 +525,24 @@ impl Detector {
             visible_fraction,
             fit: (best_fit / 2.0).clamp(0.0, 1.0),
             exposure_share: None,
+        })
+    }
+
+    /// Whether an occluder (a hand) hides some pixel within `radius` mm of `at`.
+    fn hidden_within(&self, g: &TopGrid, at: Point, radius: f64) -> bool {
+        if !self.any_hidden {
+            return false;
+        }
+        let (cu, cv) = g.px_from_table(at);
+        let r = radius / g.mm_per_px;
+        let clamp = |x: f64, len: usize| x.max(0.0).min(len as f64 - 1.0) as usize;
+        let (u0, u1) = (clamp(cu - r, g.width), clamp(cu + r, g.width));
+        let (v0, v1) = (clamp(cv - r, g.height), clamp(cv + r, g.height));
+        (v0..=v1).any(|v| {
+            (u0..=u1).any(|u| {
+                let (du, dv) = (u as f64 - cu, v as f64 - cv);
+                du * du + dv * dv <= r * r && self.hidden[v * g.width + u] > 0.5
+            })
         })
     }
 
@@ -552,6 +621,22 @@ impl Detector {
         blob: &[(Vector, f64)],
         coarse: bool,
     ) -> f64 {
+        self.agreement_terms(g, player, pose, blob, coarse, false)
+            .total()
+    }
+
+    /// The terms of [`Self::agreement`] apart, for the comparisons that cannot trust
+    /// all of them. Where the material is almost all hidden the material term is −∞,
+    /// and the others are left out too unless `all_terms`.
+    fn agreement_terms(
+        &self,
+        g: &TopGrid,
+        player: usize,
+        pose: &Pose,
+        blob: &[(Vector, f64)],
+        coarse: bool,
+        all_terms: bool,
+    ) -> Agreement {
         let t = Vector::new(pose.x, pose.y);
         // Fish frame -> pixel as one affine map, so each sample costs a few multiplies.
         let (s, c) = pose.angle().sin_cos();
@@ -590,8 +675,10 @@ impl Detector {
             (&self.template.material, &self.template.hole)
         };
         let (ms, mn) = mean_over(material, others);
-        if (mn as f64) < 0.2 * material.len() as f64 {
-            return f64::NEG_INFINITY; // Almost all hidden: says nothing.
+        // Almost all hidden: the material says nothing.
+        let material_hidden = (mn as f64) < 0.2 * material.len() as f64;
+        if material_hidden && !all_terms {
+            return Agreement::NOTHING;
         }
         let (hs, hn) = mean_over(hole, others);
         // A hole that cannot be seen is as likely covered as clear: counting it clear
@@ -619,7 +706,15 @@ impl Detector {
                 explained += wt;
             }
         }
-        ms / mn as f64 - hole_covered + explained / total.max(1e-9)
+        Agreement {
+            material_covered: if material_hidden {
+                f64::NEG_INFINITY
+            } else {
+                ms / mn as f64
+            },
+            hole_covered,
+            colour_explained: explained / total.max(1e-9),
+        }
     }
 
     fn refine(
@@ -664,6 +759,36 @@ impl Detector {
             }
         }
         (pose, fit)
+    }
+}
+
+/// How well a placed tag agrees with a player's colour coverage (each term 0..1):
+/// its material's unhidden samples covered, its hole covered (it should be clear),
+/// and the seen colour lying on its material.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Agreement {
+    material_covered: f64,
+    hole_covered: f64,
+    colour_explained: f64,
+}
+
+impl Agreement {
+    /// Too little of the material unhidden to say anything.
+    const NOTHING: Agreement = Agreement {
+        material_covered: f64::NEG_INFINITY,
+        hole_covered: 0.0,
+        colour_explained: 0.0,
+    };
+
+    /// The agreement (0..2) the fits maximise.
+    fn total(&self) -> f64 {
+        self.material_covered - self.hole_covered + self.colour_explained
+    }
+
+    /// The agreement without the material term (as if all covered), for a tag a
+    /// hand may cover unseen.
+    fn without_material(&self) -> f64 {
+        1.0 - self.hole_covered + self.colour_explained
     }
 }
 

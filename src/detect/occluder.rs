@@ -4,14 +4,34 @@
 //! pixels under which nothing is reported.
 
 use super::background::Comparison;
+use super::fish::GOOD_FIT;
 use super::look::dist2;
 use super::raster::{label_blobs, Blob};
-use super::{Detector, TopGrid, TopView};
-use crate::geometry::Point;
+use super::{Detector, FishSighting, TopGrid, TopView};
+use crate::geometry::shapes::{boundary_distance, point_in_polygon};
+use crate::geometry::{PlacedFish, Point};
 
 /// The occluder search's coverage of a pixel that is odd only in having changed
 /// since the table was seen bare there (`Detector::detect_occluders`).
 const CHANGED_ONLY: f32 = 0.75;
+
+/// A tag whose fit (0..1) reaches this is placed well enough to explain what is
+/// printed on it (`Detector::forget_tag_prints`): [`super::fish::GOOD_FIT`] halved.
+const WELL_FOUND: f64 = GOOD_FIT / 2.0;
+/// An odd region with at least this share of its pixels on a well-found tag is the
+/// tag's own print, not a hand.
+const PRINT_INSIDE_SHARE: f64 = 0.9;
+/// How far past a tag's outline its print still reaches: the dark, blurred ring of
+/// its edge, a pixel or two at the usual scale.
+const PRINT_MARGIN_MM: f64 = 2.0;
+
+/// An occluder's pixels (indices into the view) and which of the occluder discs
+/// cover it.
+#[derive(Debug, Clone)]
+pub(super) struct OccluderBlob {
+    pixels: Vec<usize>,
+    discs: std::ops::Range<usize>,
+}
 
 impl Detector {
     /// Regions on or over the table whose colour is neither the table's nor a
@@ -90,28 +110,92 @@ impl Detector {
                     || odd_count(b) as f64 * px_area > 4.0 * coin_area
             })
             .collect();
+        self.occluder_blobs.clear();
         for b in large {
             let center = g.table_from_px(b.cx, b.cy);
             if self.table.signed_distance(center) < -self.footprint.reach() {
                 continue; // Wholly over the floor: nothing on the table is hidden.
             }
+            let first_disc = out.len();
             out.extend(self.occluder_discs(g, b));
-            // Mark the blob, grown by two pixels, as hidden.
-            for v in b.v0..=b.v1 {
-                for u in b.u0..=b.u1 {
-                    if self.labels[v * g.width + u] != b.label {
-                        continue;
-                    }
-                    for vv in v.saturating_sub(2)..(v + 3).min(g.height) {
-                        for uu in u.saturating_sub(2)..(u + 3).min(g.width) {
-                            self.hidden[vv * g.width + uu] = 1.0;
-                            self.any_hidden = true;
-                        }
+            let pixels: Vec<usize> = (b.v0..=b.v1)
+                .flat_map(|v| (b.u0..=b.u1).map(move |u| v * g.width + u))
+                .filter(|&i| self.labels[i] == b.label)
+                .collect();
+            self.occluder_blobs.push(OccluderBlob {
+                pixels,
+                discs: first_disc..out.len(),
+            });
+        }
+        self.mark_hidden(g);
+        out
+    }
+
+    /// The occluders' pixels, each grown by two pixels, marked in `hidden`.
+    fn mark_hidden(&mut self, g: &TopGrid) {
+        self.hidden.iter_mut().for_each(|h| *h = 0.0);
+        self.any_hidden = false;
+        for b in &self.occluder_blobs {
+            for &i in &b.pixels {
+                let (u, v) = (i % g.width, i / g.width);
+                for vv in v.saturating_sub(2)..(v + 3).min(g.height) {
+                    for uu in u.saturating_sub(2)..(u + 3).min(g.width) {
+                        self.hidden[vv * g.width + uu] = 1.0;
+                        self.any_hidden = true;
                     }
                 }
             }
         }
-        out
+    }
+
+    /// Forgets the occluders that lie on a tag found well this frame: a number printed
+    /// on the tag, a highlight, its hole's rim and its dark outline are odd in colour
+    /// and can join into a region larger than a coin, which then hid the coin in the
+    /// hole. A hand over a tag reaches past the tag's outline; a print does not.
+    pub(super) fn forget_tag_prints(
+        &mut self,
+        g: &TopGrid,
+        fish: &[FishSighting],
+        occluders: &mut Vec<(Point, f64)>,
+    ) {
+        if self.occluder_blobs.is_empty() {
+            return;
+        }
+        let tags: Vec<PlacedFish> = fish
+            .iter()
+            .filter(|f| f.fit >= WELL_FOUND)
+            .map(|f| self.footprint.placed(&f.pose))
+            .collect();
+        if tags.is_empty() {
+            return;
+        }
+        let on_a_tag = |p: Point| {
+            tags.iter().any(|t| {
+                (p - t.hole.center).norm() <= t.reach + PRINT_MARGIN_MM
+                    && (point_in_polygon(p, &t.outline)
+                        || boundary_distance(p, &t.outline) <= PRINT_MARGIN_MM)
+            })
+        };
+        let before = self.occluder_blobs.len();
+        self.occluder_blobs.retain(|b| {
+            let inside = b
+                .pixels
+                .iter()
+                .filter(|&&i| on_a_tag(g.table_from_px((i % g.width) as f64, (i / g.width) as f64)))
+                .count();
+            (inside as f64) < PRINT_INSIDE_SHARE * b.pixels.len() as f64
+        });
+        if self.occluder_blobs.len() == before {
+            return;
+        }
+        // The discs of the blobs kept, in order (every disc is some blob's).
+        let all = std::mem::take(occluders);
+        for b in &mut self.occluder_blobs {
+            let start = occluders.len();
+            occluders.extend_from_slice(&all[b.discs.clone()]);
+            b.discs = start..occluders.len();
+        }
+        self.mark_hidden(g);
     }
 
     /// Discs that together cover an occluder's blob. A hand is about a tag across

@@ -12,7 +12,7 @@ use super::rectify::{RectifyError, Sampling, TableRectifier};
 use crate::calibration::TableCalibration;
 use crate::detect::{Detector, Hints, Sightings, TopGrid, TopView};
 use crate::geometry::FishFootprint;
-use crate::model::FrameIdx;
+use crate::model::{FrameIdx, Pose};
 use crate::watch::{self, Change, ChangeGate, GateConfig, MmBox};
 use nalgebra::Point2;
 use opencv::core::Mat;
@@ -363,6 +363,9 @@ pub struct Watcher {
     reference: Option<Sightings>,
     /// What was seen at the previous frame.
     previous: Option<Sightings>,
+    /// Each player's fish pose when last seen anywhere: a tag under a hand can go
+    /// unseen through a settled look, which then leaves it out of the reference.
+    last_seen: Vec<Option<Pose>>,
     stats: LookStats,
     pixels_seen: f64,
     pixels_all: f64,
@@ -505,6 +508,7 @@ impl Watcher {
             players,
             reference: None,
             previous: None,
+            last_seen: vec![None; players],
             stats: LookStats::default(),
             pixels_seen: 0.0,
             pixels_all: 0.0,
@@ -588,19 +592,17 @@ impl Watcher {
             // rebased on this frame: see `FrameGate::observe`).
             self.reference = Some(seen.clone());
         }
+        for f in &seen.fish {
+            if let Some(slot) = self.last_seen.get_mut(f.player) {
+                *slot = Some(f.pose);
+            }
+        }
         self.previous = Some(seen.clone());
         Ok(seen)
     }
 
     fn hints(&self, partial_view: bool, quick: bool) -> Hints {
-        let mut fish = vec![None; self.players];
-        for s in self.reference.iter().chain(self.previous.iter()) {
-            for f in &s.fish {
-                if let Some(slot) = fish.get_mut(f.player) {
-                    *slot = Some(f.pose);
-                }
-            }
-        }
+        let fish = self.last_seen.clone();
         let mut previous_frame = vec![None; self.players];
         for f in self.previous.iter().flat_map(|s| &s.fish) {
             if let Some(slot) = previous_frame.get_mut(f.player) {
