@@ -26,6 +26,10 @@ const AMBIGUOUS_FIT: f64 = 0.1;
 /// at least this share of the colour seen lies on it there.
 const KEPT_UNDER_HAND: f64 = 0.9;
 
+/// A tag read within this (mm, as [`moved_by`]) of where it settled has not moved
+/// since: readings of a tag at rest scatter by a few tenths.
+const AT_REST_MM: f64 = 2.0;
+
 /// How many of the wide search's best grid places are refined.
 const WIDE_REFINED: usize = 6;
 
@@ -224,6 +228,7 @@ impl Detector {
         g: &TopGrid,
         player: usize,
         prior: Option<Pose>,
+        settled: Option<Pose>,
         quick: bool,
     ) -> Option<FishSighting> {
         let n = g.width * g.height;
@@ -300,18 +305,12 @@ impl Detector {
         let blob: Vec<(Vector, f64)> = pts.iter().step_by(step).copied().collect();
         if visible_fraction < self.config.min_visible_fraction {
             // Too little seen to place a tag anew; but a tag a hand lies over (unseen:
-            // see below) is still where it was if all of its colour that shows lies
-            // on it there. A tag that moved shows its colour off its old place.
-            let prior = prior.filter(|p| {
-                self.hidden_within(g, p.point(), 2.0 * self.footprint.reach())
-                    && self
-                        .agreement_terms(g, player, p, &blob, quick, true)
-                        .colour_explained
-                        >= KEPT_UNDER_HAND
-            })?;
+            // see below) is still where it settled if all of its colour that shows
+            // lies on it there. A tag that moved shows its colour off its old place.
+            let kept = self.kept_under_hand(g, player, prior, settled, &blob, quick)?;
             return Some(FishSighting {
                 player,
-                pose: prior,
+                pose: kept,
                 visible_fraction,
                 fit: 0.0,
                 exposure_share: None,
@@ -466,18 +465,23 @@ impl Detector {
         // prior is a frame's travel old), unless a hand lies beside the tag (below).
         // Beside: within a tag's length of the tag's reach (the part of a hand over
         // the tag is what goes unseen, so what is seen of it ends short of the tag).
+        // At rest: not moved since it settled. A tag in flight has its own smear
+        // beside it, odd enough to read as hidden, and its prior is a frame's travel
+        // old.
+        let at_rest = |p: &Pose| {
+            settled.is_some_and(|s| moved_by(&s, p, self.footprint.reach()) < AT_REST_MM)
+        };
         let hand_beside = prior.is_some_and(|p| {
-            !fully_seen && self.hidden_within(g, p.point(), 2.0 * self.footprint.reach())
+            !fully_seen
+                && at_rest(&p)
+                && self.hidden_within(g, p.point(), 2.0 * self.footprint.reach())
         });
         let mut smear_possible = quick;
         if let Some(p) = prior.filter(|_| !fully_seen && (!quick || hand_beside)) {
             // The prior itself is a reading too: a hand passing over a tag at rest
             // leaves too little of it seen to pin it anew.
             candidates.push((self.agreement(g, player, &p, &blob, quick), p));
-            let reach = self.footprint.reach();
-            let moved = |c: &Pose| {
-                (c.point() - p.point()).norm() + reach * wrap_angle(c.angle() - p.angle()).abs()
-            };
+            let moved = |c: &Pose| moved_by(&p, c, self.footprint.reach());
             // A hand beside the tag may lie over it unseen: skin can share the table's
             // colour, and where the tag lay the bare table was never seen, so nothing
             // there shows a change. The material under it then reads uncovered, which
@@ -511,6 +515,17 @@ impl Detector {
                 (best_fit, best_pose) = (fit, pose);
             }
         }
+        // While the colour seen lies on the tag where it settled, a hand beside it
+        // has not moved it: with little of a tag seen many places explain its
+        // colour, and the one the comparison above picks may be any of them (and,
+        // kept under the hand, stay there).
+        let kept = (!fully_seen)
+            .then(|| self.kept_under_hand(g, player, prior, settled, &blob, quick))
+            .flatten();
+        if let Some(kept) = kept {
+            (best_fit, best_pose) = (self.agreement(g, player, &kept, &blob, quick), kept);
+            smear_possible = false;
+        }
         if smear_possible && best_fit < SMEARED_FIT {
             // Smeared past recognition (a tag moving its own length in an exposure):
             // no placement of the sharp outline explains the smear, and the best one
@@ -525,6 +540,27 @@ impl Detector {
             visible_fraction,
             fit: (best_fit / 2.0).clamp(0.0, 1.0),
             exposure_share: None,
+        })
+    }
+
+    /// Where a tag is kept, a hand beside it, whatever the fits say: where it settled
+    /// (or, never seen settled, where it was last seen) when at least
+    /// [`KEPT_UNDER_HAND`] of the colour seen lies on it there.
+    fn kept_under_hand(
+        &self,
+        g: &TopGrid,
+        player: usize,
+        prior: Option<Pose>,
+        settled: Option<Pose>,
+        blob: &[(Vector, f64)],
+        quick: bool,
+    ) -> Option<Pose> {
+        settled.or(prior).filter(|at| {
+            self.hidden_within(g, at.point(), 2.0 * self.footprint.reach())
+                && self
+                    .agreement_terms(g, player, at, blob, quick, true)
+                    .colour_explained
+                    >= KEPT_UNDER_HAND
         })
     }
 
@@ -790,6 +826,12 @@ impl Agreement {
     fn without_material(&self) -> f64 {
         1.0 - self.hole_covered + self.colour_explained
     }
+}
+
+/// How far `to` lies from `from`: the travel of the tag's centre plus that of its
+/// farthest point in the turn (`reach` from the centre).
+fn moved_by(from: &Pose, to: &Pose, reach: f64) -> f64 {
+    (to.point() - from.point()).norm() + reach * wrap_angle(to.angle() - from.angle()).abs()
 }
 
 /// Whether `pose` continues a track last seen at `prior`: about the same angle (a tag

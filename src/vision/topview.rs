@@ -366,6 +366,8 @@ pub struct Watcher {
     /// Each player's fish pose when last seen anywhere: a tag under a hand can go
     /// unseen through a settled look, which then leaves it out of the reference.
     last_seen: Vec<Option<Pose>>,
+    /// Each player's fish pose in the last settled look that saw it.
+    settled: Vec<Option<Pose>>,
     stats: LookStats,
     pixels_seen: f64,
     pixels_all: f64,
@@ -509,6 +511,7 @@ impl Watcher {
             reference: None,
             previous: None,
             last_seen: vec![None; players],
+            settled: vec![None; players],
             stats: LookStats::default(),
             pixels_seen: 0.0,
             pixels_all: 0.0,
@@ -591,6 +594,11 @@ impl Watcher {
             // A settled scene, looked at afresh, is the new reference (the gate
             // rebased on this frame: see `FrameGate::observe`).
             self.reference = Some(seen.clone());
+            for f in &seen.fish {
+                if let Some(slot) = self.settled.get_mut(f.player) {
+                    *slot = Some(f.pose);
+                }
+            }
         }
         for f in &seen.fish {
             if let Some(slot) = self.last_seen.get_mut(f.player) {
@@ -603,6 +611,7 @@ impl Watcher {
 
     fn hints(&self, partial_view: bool, quick: bool) -> Hints {
         let fish = self.last_seen.clone();
+        let settled = self.settled.clone();
         let mut previous_frame = vec![None; self.players];
         for f in self.previous.iter().flat_map(|s| &s.fish) {
             if let Some(slot) = previous_frame.get_mut(f.player) {
@@ -611,6 +620,7 @@ impl Watcher {
         }
         Hints {
             fish,
+            settled,
             partial_view,
             quick,
             previous_frame,
