@@ -76,34 +76,18 @@ impl Detector {
                 [median_of(0), median_of(1)]
             })
             .collect();
-        // Only a colour the nominal one would not cover is learned: one off the line
-        // from the table's colour through the nominal one, or nearer another
-        // player's. Within those the nominal colour already reads the tag, and the
-        // seen one would only add its noise.
+        // Only a colour clearly not the nominal one is learned: within the off-line
+        // tolerance of it, the nominal colour reads the tag fully, and the seen one
+        // would only add its noise. Past it, the tag reads weak (a hue washed out
+        // toward the table's), off the line, or nearer another player's colour.
         let nominal = self.players.clone();
         let off = self.config.chroma_off_line;
         for (player, region) in assign_by_hue(&nominal, &regions, table) {
-            let seen = regions[region];
-            let own = dist2(seen, nominal[player]);
-            let nearer_another = nominal
-                .iter()
-                .enumerate()
-                .any(|(q, other)| q != player && dist2(seen, *other) < own);
-            if nearer_another || off_line(seen, table, nominal[player]) > off {
-                self.players[player] = seen;
+            if dist2(regions[region], nominal[player]) > off * off {
+                self.players[player] = regions[region];
             }
         }
     }
-}
-
-/// How far chroma `c` lies from the line through `from` and `to`.
-fn off_line(c: [f64; 2], from: [f64; 2], to: [f64; 2]) -> f64 {
-    let (ax, ay) = (to[0] - from[0], to[1] - from[1]);
-    let len = (ax * ax + ay * ay).sqrt();
-    if len < 1e-9 {
-        return dist2(c, from).sqrt();
-    }
-    ((c[0] - from[0]) * ay - (c[1] - from[1]) * ax).abs() / len
 }
 
 /// Pairs players (by nominal chroma) with regions (by seen chroma), each at most
@@ -157,12 +141,6 @@ mod tests {
         let mut got = assign_by_hue(&players, &regions, TABLE);
         got.sort();
         assert_eq!(got, vec![(0, 1), (1, 0)]);
-    }
-
-    #[test]
-    fn off_line_is_the_distance_to_the_line() {
-        assert!((off_line([1.0, 1.0], [0.0, 0.0], [2.0, 0.0]) - 1.0).abs() < 1e-12);
-        assert!(off_line([3.0, 0.0], [0.0, 0.0], [2.0, 0.0]).abs() < 1e-12);
     }
 
     #[test]
