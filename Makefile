@@ -85,3 +85,16 @@ fuzz: setup
 	rm -f out/fuzz/counts.txt
 	FUZZ_SECS=$(FUZZ_SECS) FUZZ_SEED=$(FUZZ_SEED) FUZZ_OUT=$(CURDIR)/out/fuzz/counts.txt $(CARGO) test --test it hostile_fuzz -- --test-threads 2
 	@cat out/fuzz/counts.txt
+
+# Issue 16's damaged-video run: the bundled demo analysed clean, then DAMAGED_N ways
+# with 20 bytes flipped in random frames (DAMAGED_SEED repeats a run) and the fixed
+# cases of scripts/damaged-videos (cuts, a dropped frame, a zeroed frame, a wrong
+# container, an empty file), two at a time, each with a 300 s limit: no panic, abort,
+# hang or raw decoder line, an allowed exit code, and every shot untouched by damage
+# scored as in the clean video. Prints a line per failure and `N passed, M failed`.
+DAMAGED_N ?= 1000
+DAMAGED_SEED ?= 16
+.PHONY: damaged
+damaged: setup
+	$(CARGO) build --release
+	scripts/damaged-run --flips $(DAMAGED_N) --seed $(DAMAGED_SEED) --bin $(BIN)
