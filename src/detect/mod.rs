@@ -626,26 +626,19 @@ mod tests {
     /// much of it hidden that it cannot be placed anew, it is still reported there.
     #[test]
     fn a_hand_over_a_tag_at_rest_does_not_move_it() {
-        let items = Items::default_set();
-        let table = Table::rectangle(300.0, 200.0);
-        let grid = TopGrid::covering(&table, 1.0, 20.0);
-        let red = [200, 30, 40];
-        let at = Pose::fish(100.0, 100.0, 0.0);
-        let with_tag = draw(&grid, &items, &[(at, red)], &[], None);
-        let bare = draw(&grid, &items, &[], &[], None);
-        let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
-        let first = det.detect(&TopView {
+        let TagAtRest {
             grid,
-            rgb: &with_tag,
-            bgr: false,
-        });
-        assert_eq!(first.fish.len(), 1, "{first:?}");
+            with_tag,
+            bare,
+            mut det,
+            pose,
+        } = tag_at_rest();
         let hints = Hints {
-            fish: vec![Some(first.fish[0].pose)],
-            settled: vec![Some(first.fish[0].pose)],
+            fish: vec![Some(pose)],
+            settled: vec![Some(pose)],
             partial_view: false,
             quick: true,
-            previous_frame: vec![Some(first.fish[0].pose)],
+            previous_frame: vec![Some(pose)],
         };
         // The hand comes in from the tail's side (the tag spans x = 85..160): the palm
         // beyond the tail and a finger over the tail half; then the hand over all of
@@ -663,12 +656,47 @@ mod tests {
             assert!(!s.occluders.is_empty(), "the palm is no occluder: {s:?}");
             assert_eq!(s.fish.len(), 1, "hand from x = {from_x}: {s:?}");
             let f = &s.fish[0];
-            let d = (f.pose.point() - first.fish[0].pose.point()).norm();
-            let da = wrap_angle(f.pose.angle() - first.fish[0].pose.angle()).abs();
+            let d = (f.pose.point() - pose.point()).norm();
+            let da = wrap_angle(f.pose.angle() - pose.angle()).abs();
             assert!(
                 d < 0.3 && da < 0.01,
                 "hand from x = {from_x}: the tag moved {d:.2} mm, {da:.3} rad: {f:?}"
             );
+        }
+    }
+
+    /// A red tag at (100, 100) pointing +x on a 300 x 200 mm table, seen once at rest.
+    struct TagAtRest {
+        grid: TopGrid,
+        with_tag: Vec<u8>,
+        bare: Vec<u8>,
+        det: Detector,
+        /// Where the detector placed it.
+        pose: Pose,
+    }
+
+    fn tag_at_rest() -> TagAtRest {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let red = [200, 30, 40];
+        let at = Pose::fish(100.0, 100.0, 0.0);
+        let with_tag = draw(&grid, &items, &[(at, red)], &[], None);
+        let bare = draw(&grid, &items, &[], &[], None);
+        let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
+        let first = det.detect(&TopView {
+            grid,
+            rgb: &with_tag,
+            bgr: false,
+        });
+        assert_eq!(first.fish.len(), 1, "{first:?}");
+        let pose = first.fish[0].pose;
+        TagAtRest {
+            grid,
+            with_tag,
+            bare,
+            det,
+            pose,
         }
     }
 
@@ -702,21 +730,13 @@ mod tests {
     /// never happened (a stacked tag, an arm over it, on the own set).
     #[test]
     fn a_tag_under_a_hand_is_kept_where_it_settled_not_where_last_misread() {
-        let items = Items::default_set();
-        let table = Table::rectangle(300.0, 200.0);
-        let grid = TopGrid::covering(&table, 1.0, 20.0);
-        let red = [200, 30, 40];
-        let at = Pose::fish(100.0, 100.0, 0.0);
-        let with_tag = draw(&grid, &items, &[(at, red)], &[], None);
-        let bare = draw(&grid, &items, &[], &[], None);
-        let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
-        let settled = det.detect(&TopView {
+        let TagAtRest {
             grid,
-            rgb: &with_tag,
-            bgr: false,
-        });
-        assert_eq!(settled.fish.len(), 1, "{settled:?}");
-        let settled = settled.fish[0].pose;
+            with_tag,
+            bare,
+            mut det,
+            pose: settled,
+        } = tag_at_rest();
         let misread = Pose::fish(settled.x, settled.y, settled.angle() + 0.45);
         let hand = hand_from_the_right(&grid, &with_tag, &bare, 108.0);
         let s = det.detect_with(
