@@ -22,8 +22,8 @@ const SMEARED_FIT: f64 = 1.4;
 /// parallax along a tag's outline moves the agreement by about as much.
 const AMBIGUOUS_FIT: f64 = 0.1;
 
-/// A tag too little seen to be placed anew is kept where it was, beside a hand, when
-/// at least this share of the colour seen lies on it there.
+/// A tag beside a hand is kept where it settled when at least this share of the
+/// colour seen lies on it there (see `Detector::kept_under_hand`).
 const KEPT_UNDER_HAND: f64 = 0.9;
 
 /// A tag read within this (mm, as [`moved_by`]) of where it settled has not moved
