@@ -113,7 +113,8 @@ impl LineSorter {
 }
 
 /// While it lives, FFmpeg's log lines are counted ([`errors_seen`]) and kept off
-/// stderr. Dropping it puts C's `stderr` back and sorts an unfinished last line.
+/// stderr. Dropping it puts C's `stderr` back and sorts an unfinished last line
+/// (so nothing is lost at exit, also when unwinding from a panic).
 pub struct DecoderLog {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     inner: Option<glibc::Swapped>,
@@ -179,7 +180,6 @@ mod glibc {
 
     type Write =
         unsafe extern "C" fn(*mut libc::c_void, *const libc::c_char, libc::size_t) -> libc::ssize_t;
-    type Close = unsafe extern "C" fn(*mut libc::c_void) -> libc::c_int;
 
     /// glibc's `cookie_io_functions_t` (not in the libc crate).
     #[repr(C)]
@@ -187,7 +187,7 @@ mod glibc {
         read: Option<unsafe extern "C" fn()>,
         write: Option<Write>,
         seek: Option<unsafe extern "C" fn()>,
-        close: Option<Close>,
+        close: Option<unsafe extern "C" fn()>,
     }
 
     extern "C" {
@@ -220,11 +220,16 @@ mod glibc {
         }
     }
 
-    fn with_sorter(f: impl FnOnce(&mut LineSorter) -> u64) {
+    /// Sorts `bytes`; once the guard is gone (a writer that took the stream
+    /// before it was put back), passes them on as they are.
+    fn sort(bytes: &[u8]) {
         let mut guard = SORTER.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(sorter) = guard.as_mut() {
-            let counted = f(sorter);
-            ERRORS_SEEN.fetch_add(counted, Ordering::SeqCst);
+        match guard.as_mut() {
+            Some(sorter) => {
+                let counted = sorter.write(bytes, &mut |l| to_fd2(l));
+                ERRORS_SEEN.fetch_add(counted, Ordering::SeqCst);
+            }
+            None => to_fd2(bytes),
         }
     }
 
@@ -239,19 +244,15 @@ mod glibc {
         // SAFETY: glibc hands over `size` readable bytes at `buf`.
         let bytes = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), size) };
         // A panic must not unwind into C: the bytes are then dropped.
-        let _ = std::panic::catch_unwind(|| with_sorter(|s| s.write(bytes, &mut |l| to_fd2(l))));
+        let _ = std::panic::catch_unwind(|| sort(bytes));
         size as libc::ssize_t
     }
 
-    unsafe extern "C" fn close(_cookie: *mut libc::c_void) -> libc::c_int {
-        let _ = std::panic::catch_unwind(|| with_sorter(|s| s.finish(&mut |l| to_fd2(l))));
-        0
-    }
-
     /// C's `stderr` pointed at the counting stream; dropping it points it back.
+    /// The cookie stream is never closed: a thread that took it from `stderr` just
+    /// before may still write to it (then straight on to fd 2).
     pub struct Swapped {
         original: *mut libc::FILE,
-        ours: *mut libc::FILE,
     }
 
     impl Swapped {
@@ -261,7 +262,7 @@ mod glibc {
                 read: None,
                 write: Some(write),
                 seek: None,
-                close: Some(close),
+                close: None,
             };
             // SAFETY: a write-only cookie stream with no cookie state; `stderr` is
             // swapped before any video is opened (see `DecoderLog::start`).
@@ -274,20 +275,22 @@ mod glibc {
                 libc::setvbuf(ours, std::ptr::null_mut(), libc::_IONBF, 0);
                 let original = stderr;
                 stderr = ours;
-                Some(Swapped { original, ours })
+                Some(Swapped { original })
             }
         }
     }
 
     impl Drop for Swapped {
         fn drop(&mut self) {
-            // SAFETY: puts back the stream saved in `install`; the cookie stream is
-            // closed once nothing can reach it through `stderr` any more.
+            // SAFETY: puts back the stream saved in `install`.
             unsafe {
                 stderr = self.original;
-                libc::fclose(self.ours);
             }
-            *SORTER.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            let sorter = SORTER.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(mut sorter) = sorter {
+                let counted = sorter.finish(&mut |l| to_fd2(l));
+                ERRORS_SEEN.fetch_add(counted, Ordering::SeqCst);
+            }
         }
     }
 }
