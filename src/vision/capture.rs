@@ -104,7 +104,8 @@ enum Kind {
 /// errors, 3 came with their own damaged frame and 2 one read early (errors during
 /// the read of frame 404, the damage in 405).
 /// FFmpeg's messages carry no frame number, and with several videos decoded at once
-/// (`analyse A B C`) an error is charged to every video reading at that time.
+/// (`analyse A B C`) an error is charged to every video reading at that time (the
+/// clean demo analysed beside flip-1: frames 100 and 101 marked, exit 3).
 /// The damage FFmpeg conceals spreads to the frames predicted from the damaged one
 /// (up to the next key frame), which decode without a message: they are not marked.
 /// Without a counting [`DecoderLog`](decoder_log::DecoderLog) nothing is read ahead.

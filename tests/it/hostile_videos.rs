@@ -190,6 +190,51 @@ fn frames_decoded_with_errors_are_damaged_frames() {
     assert_eq!(record["video"]["frames"], 415, "read to the end");
 }
 
+/// A user's `OPENCV_FFMPEG_LOGLEVEL` would make OpenCV print FFmpeg's errors to
+/// stdout with a logger of its own (uncounted, into the scoreboard): `analyse`
+/// takes it out, and the frames decoded with errors are still found.
+#[test]
+fn a_users_ffmpeg_log_level_does_not_hide_frames_decoded_with_errors() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let made = std::process::Command::new("python3")
+        .arg(root.join("scripts/damaged-videos"))
+        .arg(d)
+        .args(["--flips", "1"])
+        .output();
+    let Ok(made) = made else {
+        eprintln!("a_users_ffmpeg_log_level_does_not_hide_frames_decoded_with_errors: no python3: not checked");
+        return;
+    };
+    assert!(made.status.success());
+    let out = d.join("flip-1.json");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_fishtrack"))
+        .arg("analyse")
+        .arg(d.join("flip-1.avi"))
+        .arg("--table")
+        .arg(root.join("calibration/table.json"))
+        .arg("--game")
+        .arg(root.join("calibration/game.json"))
+        .arg("-o")
+        .arg(&out)
+        .env("OPENCV_FFMPEG_LOGLEVEL", "16")
+        .output()
+        .expect("run fishtrack");
+    let (stdout, err) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert_eq!(run.status.code(), Some(3), "{err}");
+    assert!(err.contains("damaged frames ("), "{err}");
+    for text in [&err, &stdout] {
+        assert!(
+            !text.contains("[OPENCV:FFMPEG") && !text.contains(" @ 0x"),
+            "{text}"
+        );
+    }
+}
+
 /// Frames FFmpeg decodes at once, at most, as the capture reckons (one per CPU, at
 /// most 16).
 const MAX_IN_FLIGHT: u64 = 16;
