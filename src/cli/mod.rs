@@ -15,6 +15,7 @@ mod score;
 mod simulate;
 mod summary;
 
+use crate::vision::decoder_log::DecoderLog;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -61,9 +62,15 @@ pub(crate) enum Done {
 
 /// Parses the arguments, runs the command, and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
-    quiet_video_backends();
     let cli = Cli::parse();
-    match run(cli) {
+    let analysing = matches!(cli.command, Command::Analyse(_));
+    // `analyse` counts FFmpeg's error lines to tell frames decoded with errors; the
+    // guard lives until the command is done (also when it unwinds from a panic).
+    let decoder_log = (analysing && crate::vision::decoder_log::SUPPORTED).then(DecoderLog::start);
+    quiet_video_backends(decoder_log.as_ref().is_some_and(DecoderLog::is_counting));
+    let outcome = run(cli);
+    drop(decoder_log);
+    match outcome {
         Ok(Done::Clean) => ExitCode::SUCCESS,
         Ok(Done::Warned) => ExitCode::from(3),
         Err(err) => {
@@ -206,16 +213,32 @@ pub(crate) fn one_line(err: &anyhow::Error) -> String {
 
 /// OpenCV's GStreamer backend and its logger print pages of warnings on a file they
 /// cannot read, burying our one-line error; FFmpeg reads every format we write. FFmpeg's
-/// decoders print a line per damaged frame (`[mpeg4 @ 0x…] header damaged`): `analyse`
-/// sums those up itself (OpenCV 4.6 passes `OPENCV_FFMPEG_LOGLEVEL` to `av_log_set_level`;
-/// -8 is `AV_LOG_QUIET`). A user who sets these variables keeps their own values.
-fn quiet_video_backends() {
-    for (key, value) in [
+/// decoders print a line per damaged frame (`[mpeg4 @ 0x…] ac-tex damaged at 4 24`).
+/// Commands other than `analyse` silence them: OpenCV 4.6 passes
+/// `OPENCV_FFMPEG_LOGLEVEL` to `av_log_set_level` (-8 is `AV_LOG_QUIET`). A user who
+/// sets these variables keeps their own values.
+///
+/// While `decoder_log` counts (`analyse`), FFmpeg must print its errors, through its
+/// own logger, to C's `stderr`: with `OPENCV_FFMPEG_LOGLEVEL` or `OPENCV_FFMPEG_DEBUG`
+/// set, OpenCV 4.6 installs a logger of its own that prints to *stdout*
+/// (`[OPENCV:FFMPEG:16] …`, into the scoreboard and uncounted); without them it sets
+/// `AV_LOG_ERROR` (16) and keeps FFmpeg's. So both are taken out, a user's values
+/// too: a frame decoded with errors must not pass unsaid. No colour escapes either
+/// (FFmpeg adds them when fd 2 is a terminal).
+fn quiet_video_backends(decoder_log: bool) {
+    let mut defaults = vec![
         ("OPENCV_VIDEOIO_PRIORITY_GSTREAMER", "0"),
         ("OPENCV_VIDEOIO_PRIORITY_CV_IMAGES", "0"),
         ("OPENCV_LOG_LEVEL", "FATAL"),
-        ("OPENCV_FFMPEG_LOGLEVEL", "-8"),
-    ] {
+    ];
+    if decoder_log {
+        std::env::remove_var("OPENCV_FFMPEG_LOGLEVEL");
+        std::env::remove_var("OPENCV_FFMPEG_DEBUG");
+        defaults.push(("AV_LOG_FORCE_NOCOLOR", "1"));
+    } else {
+        defaults.push(("OPENCV_FFMPEG_LOGLEVEL", "-8"));
+    }
+    for (key, value) in defaults {
         if std::env::var_os(key).is_none() {
             std::env::set_var(key, value);
         }

@@ -4,10 +4,14 @@
 //! A video frame that fails to decode is skipped and reading goes on: its index is
 //! left out (later frames keep their container indices, which the tracker and the
 //! record use as time), so a caller finds damaged frames as gaps in the indices.
+//! A frame FFmpeg decodes *with errors* (its picture partly concealed guesswork) is
+//! skipped the same way, while a [`DecoderLog`](super::decoder_log::DecoderLog)
+//! counts FFmpeg's messages: see [`Damage`] for which frames an error marks.
 //! The video ends where the container's frame count says, or, past a cut, after
 //! [`MAX_FAILED_READS`] failed reads in a row.
-//! Uses: model (FrameIdx); OpenCV videoio/imgcodecs to decode.
+//! Uses: model (FrameIdx), decoder_log; OpenCV videoio/imgcodecs to decode.
 
+use super::decoder_log;
 use crate::model::FrameIdx;
 use opencv::core::{Mat, Vector};
 use opencv::prelude::*;
@@ -78,7 +82,125 @@ enum Kind {
         /// The container index of the next frame.
         next: FrameIdx,
         frames: Option<u64>,
+        damage: Damage,
     },
+}
+
+/// Which frames FFmpeg's error messages mark as decoded with errors, and the
+/// frames read ahead to tell.
+///
+/// OpenCV 4.6 opens FFmpeg's decoder with one frame thread per CPU
+/// (`thread_count = get_number_of_cpus()`): while a read returns frame k, the
+/// packets of the frames after it are already being decoded on the other threads,
+/// and a message is printed by the thread decoding its frame, so it can appear
+/// during the read of any of the `in_flight` frames before its own (never after: a
+/// read returns a frame only once it is decoded). Messages first counted during the
+/// read that returns frame k thus come from one of frames k to k + `in_flight` - 1.
+/// So frames are read `in_flight - 1` ahead: when one of those frames failed to
+/// decode (a gap), the messages are taken as its own (it is skipped already);
+/// otherwise all of them are marked: the frame at fault and up to `in_flight - 1`
+/// sound ones after it. Measured on `scripts/damaged-videos`' flip-1 (2 CPUs),
+/// against a frame-by-frame difference from the clean demo: of 5 reads with
+/// errors, 3 came with their own damaged frame and 2 one read early (errors during
+/// the read of frame 404, the damage in 405).
+/// FFmpeg's messages carry no frame number, and with several videos decoded at once
+/// (`analyse A B C`) an error is charged to every video reading at that time (the
+/// clean demo analysed beside flip-1: frames 100 and 101 marked, exit 3).
+/// The damage FFmpeg conceals spreads to the frames predicted from the damaged one
+/// (up to the next key frame), which decode without a message: they are not marked.
+/// Without a counting [`DecoderLog`](decoder_log::DecoderLog) nothing is read ahead.
+struct Damage {
+    /// FFmpeg messages counted when the last read returned.
+    seen: u64,
+    /// The last frame marked by an error, if any.
+    marked_until: Option<FrameIdx>,
+    /// Frames being decoded at once (1: nothing read ahead).
+    in_flight: u64,
+    /// Frames read and not yet handed out, in order.
+    ahead: std::collections::VecDeque<Ahead>,
+    /// The index after the last frame read into `ahead`.
+    read_to: FrameIdx,
+    /// How reading ended, once it has: to hand out after the frames ahead.
+    end: Option<Result<(), CaptureError>>,
+}
+
+/// A frame read ahead.
+struct Ahead {
+    index: FrameIdx,
+    image: Mat,
+    /// FFmpeg messages came during its read.
+    errors: bool,
+    /// Frames before it failed to decode (within the same read).
+    after_gap: bool,
+}
+
+/// Frames decoded at once by OpenCV 4.6's FFmpeg backend (its thread count), at
+/// most this many read ahead.
+const MAX_IN_FLIGHT: u64 = 16;
+
+impl Damage {
+    fn new() -> Damage {
+        let in_flight = if decoder_log::is_active() {
+            // SAFETY: sysconf only reads a system figure.
+            let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+            (cpus.max(1) as u64).min(MAX_IN_FLIGHT)
+        } else {
+            1
+        };
+        Damage {
+            seen: decoder_log::errors_seen(),
+            marked_until: None,
+            in_flight,
+            ahead: std::collections::VecDeque::new(),
+            read_to: 0,
+            end: None,
+        }
+    }
+
+    /// The index of the next frame to hand out (or to read).
+    fn position(&self, next: FrameIdx) -> FrameIdx {
+        self.ahead.front().map_or(next, |a| a.index)
+    }
+
+    /// Takes frame `index`, just read into `image`.
+    fn push(&mut self, index: FrameIdx, image: Mat) {
+        let now = decoder_log::errors_seen();
+        self.ahead.push_back(Ahead {
+            index,
+            image,
+            errors: now > self.seen,
+            after_gap: index > self.read_to,
+        });
+        self.seen = now;
+        self.read_to = index + 1;
+    }
+
+    /// Whether `frame`, the first of those ahead (taken off), was decoded with errors.
+    fn judge(&mut self, frame: &Ahead) -> bool {
+        if frame.errors && !frame.after_gap {
+            let last = frame.index + self.in_flight - 1;
+            // A frame in the window that failed to decode: a gap among the frames
+            // read after it, or a cut right after them.
+            let mut expected = frame.index + 1;
+            let mut gap = false;
+            for a in &self.ahead {
+                if a.index > expected && expected <= last {
+                    gap = true;
+                }
+                expected = a.index + 1;
+                if expected > last {
+                    break;
+                }
+            }
+            if expected <= last && matches!(self.end, Some(Err(_))) {
+                gap = true;
+            }
+            if !gap {
+                self.marked_until = Some(self.marked_until.map_or(last, |m| m.max(last)));
+            }
+        }
+        self.marked_until.is_some_and(|m| frame.index <= m)
+    }
 }
 
 /// A stream of frames from a video, a folder, a glob or one image.
@@ -176,6 +298,7 @@ impl FrameSource {
                 capture,
                 next: 0,
                 frames: (count >= 1.0).then_some(count as u64),
+                damage: Damage::new(),
             },
             fps: (fps > 0.0).then_some(fps),
         })
@@ -254,12 +377,17 @@ impl FrameSource {
                 capture,
                 next,
                 frames,
+                damage,
             } => {
-                let mut image = buffer;
-                let found = read_on(capture, next, *frames, self.fps, &self.spec, |c| {
-                    Ok(c.read(&mut image)? && !image.empty())
-                })?;
-                Ok(found.map(|index| Frame {
+                let video = Video {
+                    capture,
+                    next,
+                    frames: *frames,
+                    fps: self.fps,
+                    spec: &self.spec,
+                };
+                let found = next_video(video, damage, Some(buffer))?;
+                Ok(found.map(|(index, image)| Frame {
                     index,
                     name: format!("frame {index}"),
                     image,
@@ -282,9 +410,16 @@ impl FrameSource {
                 capture,
                 next,
                 frames,
+                damage,
             } => {
-                let found = read_on(capture, next, *frames, self.fps, &self.spec, |c| c.grab())?;
-                Ok(found.is_some())
+                let video = Video {
+                    capture,
+                    next,
+                    frames: *frames,
+                    fps: self.fps,
+                    spec: &self.spec,
+                };
+                Ok(next_video(video, damage, None)?.is_some())
             }
         }
     }
@@ -293,7 +428,7 @@ impl FrameSource {
     pub fn frame_at(&mut self, index: FrameIdx) -> Result<Option<Frame>, CaptureError> {
         let current = match &self.kind {
             Kind::Images { next, .. } => *next as FrameIdx,
-            Kind::Video { next, .. } => *next,
+            Kind::Video { next, damage, .. } => damage.position(*next),
         };
         if index < current {
             match &mut self.kind {
@@ -304,7 +439,7 @@ impl FrameSource {
         loop {
             let at = match &self.kind {
                 Kind::Images { next, .. } => *next as FrameIdx,
-                Kind::Video { next, .. } => *next,
+                Kind::Video { next, damage, .. } => damage.position(*next),
             };
             if at >= index {
                 break;
@@ -325,16 +460,67 @@ impl Iterator for FrameSource {
     }
 }
 
-/// Reads on with `read` (a read or a grab) past frames that fail to decode: the
-/// container index of the frame read, `None` at the end. `next` is the index
-/// expected, moved past the frame read.
-fn read_on(
+/// An open video and where its reading stands.
+struct Video<'a> {
+    capture: &'a mut videoio::VideoCapture,
+    /// The index expected of the next read.
+    next: &'a mut FrameIdx,
+    frames: Option<u64>,
+    fps: Option<f64>,
+    spec: &'a str,
+}
+
+/// The next frame that decodes without errors: its container index and (reading
+/// into `buffer`) its image, `None` at the end. Frames that fail to decode or that
+/// `damage` finds decoded with errors are skipped: the caller sees gaps at their
+/// indices. Without a `buffer` the frame is only grabbed where nothing is read
+/// ahead (cheap), else decoded as well.
+fn next_video(
+    v: Video,
+    damage: &mut Damage,
+    buffer: Option<Mat>,
+) -> Result<Option<(FrameIdx, Mat)>, CaptureError> {
+    let grab = buffer.is_none() && damage.in_flight == 1;
+    let mut buffer = buffer.unwrap_or_default();
+    loop {
+        while damage.end.is_none() && (damage.ahead.len() as u64) < damage.in_flight {
+            let mut image = std::mem::take(&mut buffer);
+            let read = read_one(v.capture, v.next, v.frames, v.fps, v.spec, &mut |c| {
+                if grab {
+                    c.grab()
+                } else {
+                    Ok(c.read(&mut image)? && !image.empty())
+                }
+            });
+            match read {
+                Ok(Some(index)) => damage.push(index, image),
+                Ok(None) => damage.end = Some(Ok(())),
+                Err(e) => damage.end = Some(Err(e)),
+            }
+        }
+        let Some(frame) = damage.ahead.pop_front() else {
+            return match damage.end.replace(Ok(())) {
+                Some(Err(e)) => Err(e),
+                _ => Ok(None),
+            };
+        };
+        if !damage.judge(&frame) {
+            return Ok(Some((frame.index, frame.image)));
+        }
+        buffer = frame.image;
+    }
+}
+
+/// One frame read with `read` (a read or a grab), past frames that fail to decode:
+/// its container index, `None` at the end. `next` is the index expected, moved past
+/// the frame read.
+fn read_one(
     capture: &mut videoio::VideoCapture,
     next: &mut FrameIdx,
     frames: Option<u64>,
     fps: Option<f64>,
     spec: &str,
-    mut read: impl FnMut(&mut videoio::VideoCapture) -> opencv::Result<bool>,
+    read: &mut dyn FnMut(&mut videoio::VideoCapture) -> opencv::Result<bool>,
 ) -> Result<Option<FrameIdx>, CaptureError> {
     let mut failures: u64 = 0;
     while !cv("video read", read(capture))? {

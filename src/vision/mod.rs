@@ -16,6 +16,7 @@ pub mod annotate;
 pub mod board_size;
 pub mod calibrate;
 pub mod capture;
+pub mod decoder_log;
 pub mod rectify;
 pub mod render;
 pub mod topview;
