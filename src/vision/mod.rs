@@ -5,6 +5,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `capture` | reading frames from videos, image folders, globs |
+//! | `decoder_log` | FFmpeg's decoder messages counted (frames decoded with errors) instead of printed |
 //! | `calibrate` | chessboard and table-corner calibration solvers |
 //! | `board_size` | whether the chessboard found is the whole board, or which size is seen |
 //! | `rectify` | undistortion and the top-down table view (one `remap`) |
