@@ -13,22 +13,10 @@ use std::time::Duration;
 #[test]
 fn damaged_videos_end_as_the_script_expects() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let made = std::process::Command::new("python3")
-        .arg(root.join("scripts/damaged-videos"))
-        .arg(d)
-        .args(["--flips", "1"])
-        .output();
-    let Ok(made) = made else {
-        eprintln!("damaged_videos_end_as_the_script_expects: no python3: not checked");
+    let Some(dir) = damaged_set("damaged_videos_end_as_the_script_expects") else {
         return;
     };
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    let d = dir.path();
     let expected = std::fs::read_to_string(d.join("expected.tsv")).unwrap();
     let table = root.join("calibration/table.json");
     let game = root.join("calibration/game.json");
@@ -85,6 +73,28 @@ fn damaged_videos_end_as_the_script_expects() {
 }
 
 /// `fishtrack analyse` of `video` with the bundled calibration, writing `out`.
+/// The damaged set of `scripts/damaged-videos` (one flipped copy) in a temporary
+/// folder; `None`, said on stderr, when python3 is missing.
+fn damaged_set(test: &str) -> Option<tempfile::TempDir> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new("python3")
+        .arg(root.join("scripts/damaged-videos"))
+        .arg(dir.path())
+        .args(["--flips", "1"])
+        .output();
+    let Ok(made) = made else {
+        eprintln!("{test}: no python3: not checked");
+        return None;
+    };
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    Some(dir)
+}
+
 fn analyse_video(video: &Path, out: &Path, quiet: bool) -> (i32, String, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let table = root.join("calibration/table.json");
@@ -115,23 +125,10 @@ fn analyse_video(video: &Path, out: &Path, quiet: bool) -> (i32, String, String)
 /// stdout) still come through.
 #[test]
 fn frames_decoded_with_errors_are_damaged_frames() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let made = std::process::Command::new("python3")
-        .arg(root.join("scripts/damaged-videos"))
-        .arg(d)
-        .args(["--flips", "1"])
-        .output();
-    let Ok(made) = made else {
-        eprintln!("frames_decoded_with_errors_are_damaged_frames: no python3: not checked");
+    let Some(dir) = damaged_set("frames_decoded_with_errors_are_damaged_frames") else {
         return;
     };
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    let d = dir.path();
     // flip-1 (seed 17): no frame fails to decode, five decode with errors.
     let video = d.join("flip-1.avi");
     let out = d.join("flip-1.json");
@@ -196,18 +193,12 @@ fn frames_decoded_with_errors_are_damaged_frames() {
 #[test]
 fn a_users_ffmpeg_log_level_does_not_hide_frames_decoded_with_errors() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let made = std::process::Command::new("python3")
-        .arg(root.join("scripts/damaged-videos"))
-        .arg(d)
-        .args(["--flips", "1"])
-        .output();
-    let Ok(made) = made else {
-        eprintln!("a_users_ffmpeg_log_level_does_not_hide_frames_decoded_with_errors: no python3: not checked");
+    let Some(dir) =
+        damaged_set("a_users_ffmpeg_log_level_does_not_hide_frames_decoded_with_errors")
+    else {
         return;
     };
-    assert!(made.status.success());
+    let d = dir.path();
     let out = d.join("flip-1.json");
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_fishtrack"))
         .arg("analyse")
