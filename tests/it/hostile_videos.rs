@@ -12,14 +12,11 @@ use std::time::Duration;
 
 #[test]
 fn damaged_videos_end_as_the_script_expects() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let Some(dir) = damaged_set("damaged_videos_end_as_the_script_expects") else {
         return;
     };
     let d = dir.path();
     let expected = std::fs::read_to_string(d.join("expected.tsv")).unwrap();
-    let table = root.join("calibration/table.json");
-    let game = root.join("calibration/game.json");
     let wanted = [
         "cut-10.avi",
         "zero-frame.avi",
@@ -39,19 +36,7 @@ fn damaged_videos_end_as_the_script_expects() {
         }
         let video = d.join(name);
         let out = d.join(format!("{name}.json"));
-        let args = [
-            "analyse",
-            video.to_str().unwrap(),
-            "--table",
-            table.to_str().unwrap(),
-            "--game",
-            game.to_str().unwrap(),
-            "--quiet",
-            "-o",
-            out.to_str().unwrap(),
-        ];
-        let (code, _, err) = run_timed(&args, Duration::from_secs(300))
-            .unwrap_or_else(|| panic!("{name}: still running after 300 s"));
+        let (code, _, err) = analyse_video(&video, &out, true);
         let allowed: Vec<i32> = codes.split(',').map(|c| c.parse().unwrap()).collect();
         assert!(
             allowed.contains(&code),
@@ -72,7 +57,6 @@ fn damaged_videos_end_as_the_script_expects() {
     );
 }
 
-/// `fishtrack analyse` of `video` with the bundled calibration, writing `out`.
 /// The damaged set of `scripts/damaged-videos` (one flipped copy) in a temporary
 /// folder; `None`, said on stderr, when python3 is missing.
 fn damaged_set(test: &str) -> Option<tempfile::TempDir> {
@@ -95,6 +79,7 @@ fn damaged_set(test: &str) -> Option<tempfile::TempDir> {
     Some(dir)
 }
 
+/// `fishtrack analyse` of `video` with the bundled calibration, writing `out`.
 fn analyse_video(video: &Path, out: &Path, quiet: bool) -> (i32, String, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let table = root.join("calibration/table.json");
