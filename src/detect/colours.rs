@@ -4,8 +4,9 @@
 //! player's nominal colour than its own (a red tag under cold light reads magenta,
 //! nearer purple): then it is never seen as its player's. Each tag-sized region of
 //! clearly non-table colour is given to the player whose nominal colour lies in the
-//! nearest direction from the table's colour, one region a player, and its mean
-//! chroma becomes that player's colour.
+//! nearest direction from the table's colour, one region a player, and the median
+//! chroma of its core becomes that player's colour where it is clearly not the
+//! nominal one.
 
 use super::look::dist2;
 use super::raster::label_blobs;
