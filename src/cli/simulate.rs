@@ -1,6 +1,7 @@
 //! `fishtrack simulate`: plays a scenario (built-in or JSON file) and writes the
-//! rendered video (or calibration PNGs), `truth.json`, and the true `camera.json`
-//! and `table.json` into the output folder (and `look.json`, when the look is not
+//! rendered video (or calibration PNGs), `truth.json`, the true `camera.json` and
+//! `table.json`, and the match's `game.json` (players and items inline, for
+//! `analyse --game`) into the output folder (and `look.json`, when the look is not
 //! the original). Rendering needs the `opencv` feature; `--truth-only` works
 //! without it.
 
@@ -12,7 +13,10 @@ use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Built-in scenarios: single-shot, match, chessboard, empty-table, stacking, \
+    after_help = "Writes into the output folder: the video (video.avi), truth.json, camera.json, \
+table.json and game.json (the players and items as played: analyse --game takes it as it is; \
+look.json too for a look not the original).\n\
+Built-in scenarios: single-shot, match, chessboard, empty-table, stacking, \
 coin-collision, table-clearing. A scenario file is JSON, every key optional (its format: the \
 module documentation of src/sim/scenario.rs).\n\
 Example: fishtrack simulate --scenario match --seed 7 -o out/\n\
@@ -83,7 +87,7 @@ pub struct SimulateArgs {
     /// Also write record.json: the truth as a record, judged by the rules engine.
     #[arg(long)]
     pub record: bool,
-    /// Write truth.json, camera.json and table.json only (no rendering).
+    /// Write truth.json, camera.json, table.json and game.json only (no rendering).
     #[arg(long)]
     pub truth_only: bool,
 }
@@ -170,6 +174,8 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     truth.save(&args.out.join("truth.json"))?;
     truth.camera.save(&args.out.join("camera.json"))?;
     crate::config::save_json(&truth.table, &args.out.join("table.json"))?;
+    // The players and items as played, taken by `analyse --game` as they are.
+    crate::config::save_json(&truth.game, &args.out.join("game.json"))?;
     if args.record {
         let record = super::eval::scored_truth(&truth).context("judging the simulated match")?;
         record.save(&args.out.join("record.json"))?;
