@@ -10,7 +10,7 @@ use crate::model::{FrameIdx, ItemId, ItemKind, PlayerIdx};
 use crate::record::{Record, Shot, StartState, VideoInfo, RECORD_VERSION};
 use crate::rules::{judge_shot, MatchState, RulesError};
 use crate::shots::{ShotConfig, ShotCutter};
-use crate::track::{FrameDetections, TrackError, Tracker, TrackerConfig};
+use crate::track::{FrameDetections, StrangerTag, TrackError, Tracker, TrackerConfig};
 use std::collections::BTreeSet;
 
 /// Why an analysis could not produce a record.
@@ -36,6 +36,8 @@ pub struct Analysis {
     frames: u64,
     /// Players whose tag colour was seen at least once.
     colours_seen: BTreeSet<PlayerIdx>,
+    /// Whole tags of no player's colour, as first reported.
+    strangers: Vec<StrangerTag>,
 }
 
 impl Analysis {
@@ -75,12 +77,16 @@ impl Analysis {
             state,
             frames: 0,
             colours_seen: BTreeSet::new(),
+            strangers: Vec::new(),
         })
     }
 
     /// One frame's detections; frames must come in order, each exactly once.
     pub fn push(&mut self, frame: FrameIdx, dets: &FrameDetections) -> Result<(), PipelineError> {
         self.frames += 1;
+        if self.strangers.is_empty() {
+            self.strangers.clone_from(&dets.strangers);
+        }
         for f in &dets.fish {
             if let Some((p, _)) = f
                 .player_scores
@@ -139,6 +145,11 @@ impl Analysis {
         (0..self.game.player_count())
             .filter(|p| !self.colours_seen.contains(p))
             .collect()
+    }
+
+    /// Whole tags seen of a colour no player of the game has.
+    pub fn strangers(&self) -> &[StrangerTag] {
+        &self.strangers
     }
 
     /// The match state after the shots judged so far.

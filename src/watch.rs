@@ -617,7 +617,7 @@ mod tests {
         let reference = Sightings {
             fish: vec![fish(0, 100.0, 100.0), fish(1, 600.0, 400.0)],
             coins: vec![coin(100.0, 100.0), coin(600.0, 400.0)],
-            occluders: vec![],
+            ..Default::default()
         };
         let changed = MmBox::around(Point::new(100.0 + footprint.reach(), 100.0), 3.0);
         assert!(touches_items(&changed, &[&reference], &footprint, 0.0));
@@ -629,8 +629,8 @@ mod tests {
         // The fresh look found fish 0 moved and its coin gone; fish 1 and its coin stay.
         let fresh = Sightings {
             fish: vec![fish(0, 110.0, 100.0)],
-            coins: vec![],
             occluders: vec![(Point::new(90.0, 90.0), 30.0)],
+            ..Default::default()
         };
         let merged = merge(&reference, fresh, &region, &footprint);
         assert_eq!(merged.fish.len(), 2);

@@ -18,6 +18,7 @@ use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
 use crate::pipeline::Analysis;
 use crate::record::{Record, StartState, VideoInfo};
 use crate::rules::MatchState;
+use crate::track::StrangerTag;
 use crate::vision::topview::{
     gate_views, stream_views, FrameGate, FramePool, FrameReader, Gated, LookStats, TopViewError,
     TopViews, Watcher, COARSE_MM_PER_PX,
@@ -60,11 +61,12 @@ before the analysis starts.",
     after_help = "Exit codes:\n  \
 0  done; every record written, nothing that could change a score\n  \
 1  bad input or output: nothing useful was written (or, after a record was written, a \
-player's colour was never seen: the game file may not be this match's; --force scores it)\n  \
+player's colour was never seen, or a tag of a colour no player has was: the game file may \
+not be this match's; --force scores it)\n  \
 3  done with a warning that may change a score: damaged frames fall in a shot, a video \
 could not be read to its end (cut short: a shot past the cut may be missing or cut), some \
 videos of several could not be analysed (their records are missing), or with --force a \
-player's colour was never seen"
+player's colour was never seen or a tag of no player's colour was"
 )]
 pub struct AnalyseArgs {
     /// Video files or folders of videos (default: the bundled sample).
@@ -108,9 +110,10 @@ pub struct AnalyseArgs {
     /// about half as much CPU time again on the bench video).
     #[arg(long)]
     pub streaks: bool,
-    /// Score the match even when a player's colour never shows on the table (the
-    /// game file may be wrong, or a player's tag was out of view): print the
-    /// scoreboard, warn, and exit 3 instead of refusing with exit 1.
+    /// Score the match even when a player's colour never shows on the table, or a
+    /// tag of a colour no player has does (the game file may be wrong, or a
+    /// player's tag was out of view): print the scoreboard, warn, and exit 3
+    /// instead of refusing with exit 1.
     #[arg(long)]
     pub force: bool,
 }
@@ -190,28 +193,25 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
 
     if single {
         let pending = Pending::create(&output)?;
-        let (record, unseen) = analyse_clips(&videos, &setup, start)?;
+        let (record, colours) = analyse_clips(&videos, &setup, start)?;
+        let wrong = colours.wrong(&setup.game);
         pending.write(&record)?;
         if let Some(d) = detections {
             d.commit()?;
         }
         eprintln!("fishtrack: wrote {}", output.display());
-        if !unseen.is_empty() && !args.force {
-            // A score with a player missing is likely a wrong game file: no
-            // scoreboard, the record kept for a look.
+        if let Some(wrong) = wrong.as_ref().filter(|_| !args.force) {
+            // A score with a player missing, or one too many, is likely a wrong
+            // game file: no scoreboard, the record kept for a look.
             bail!(
-                "{}: check game.json, or pass --force to score it anyway (the record was written)",
-                colours_missing(&setup.game, &unseen)
+                "{wrong}: check game.json, or pass --force to score it anyway (the record was written)"
             );
         }
         if !args.quiet {
             print_scoreboard(&output)?;
         }
-        if !unseen.is_empty() {
-            eprintln!(
-                "fishtrack: warning: {} (scored anyway: --force)",
-                colours_missing(&setup.game, &unseen)
-            );
+        if let Some(wrong) = wrong {
+            eprintln!("fishtrack: warning: {wrong} (scored anyway: --force)");
             return Ok(super::Done::Warned);
         }
         return Ok(done_by(&record));
@@ -233,10 +233,9 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
         .map(|(v, pending)| {
             let out = pending.dest.clone();
             let r = analyse_clips(std::slice::from_ref(&v), &setup, start.clone()).and_then(
-                |(rec, unseen)| {
+                |(rec, colours)| {
                     pending.write(&rec)?;
-                    if !unseen.is_empty() {
-                        let missing = colours_missing(&setup.game, &unseen);
+                    if let Some(missing) = colours.wrong(&setup.game) {
                         if !args.force {
                             bail!("wrote {} but {missing}", out.display());
                         }
@@ -279,6 +278,55 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
         done = super::Done::Warned;
     }
     Ok(done)
+}
+
+/// What the video showed of the players' colours.
+#[derive(Debug, Default)]
+struct ColoursSeen {
+    /// Players whose colour never showed.
+    unseen: Vec<PlayerIdx>,
+    /// Whole tags of a colour no player has.
+    strangers: Vec<StrangerTag>,
+}
+
+impl ColoursSeen {
+    /// What is wrong with the game file by what the video showed, in one line.
+    fn wrong(&self, game: &Game) -> Option<String> {
+        let mut said = Vec::new();
+        if !self.unseen.is_empty() {
+            said.push(colours_missing(game, &self.unseen));
+        }
+        if !self.strangers.is_empty() {
+            said.push(strangers_seen(game, &self.strangers));
+        }
+        (!said.is_empty()).then(|| said.join("; "))
+    }
+}
+
+/// "a tag of a colour no player has (#2fb24a at 412,230 mm) was seen (players:
+/// Anna (#d62728), Boris (#1f77b4))".
+fn strangers_seen(game: &Game, strangers: &[StrangerTag]) -> String {
+    let tags: Vec<String> = strangers
+        .iter()
+        .map(|t| {
+            format!(
+                "#{:02x}{:02x}{:02x} at {:.0},{:.0} mm",
+                t.rgb[0], t.rgb[1], t.rgb[2], t.pt_in_table.x, t.pt_in_table.y
+            )
+        })
+        .collect();
+    let players: Vec<String> = game
+        .players
+        .iter()
+        .map(|p| format!("{} ({})", p.name, p.color))
+        .collect();
+    format!(
+        "{} of a colour no player has ({}) {} seen (players: {})",
+        if tags.len() == 1 { "a tag" } else { "tags" },
+        tags.join(", "),
+        if tags.len() == 1 { "was" } else { "were" },
+        players.join(", ")
+    )
 }
 
 /// "the colour of Greta (#00ff00) was never seen in the video (seen: Anna (#d62728))":
@@ -586,22 +634,24 @@ fn check_pose(id: &ItemId, pose: &Pose, table: &Table) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Analyses consecutive clips as one match: the record, and the players whose
-/// colour was never seen in any clip.
+/// Analyses consecutive clips as one match: the record, the players whose colour
+/// was never seen in any clip, and the tags of no player's colour seen in any.
 fn analyse_clips(
     videos: &[PathBuf],
     setup: &Setup,
     start: Option<Start>,
-) -> anyhow::Result<(Record, Vec<PlayerIdx>)> {
+) -> anyhow::Result<(Record, ColoursSeen)> {
     let mut start = start;
     let mut merged: Option<Record> = None;
     let mut unseen_everywhere: Option<Vec<PlayerIdx>> = None;
+    let mut strangers = Vec::new();
     for video in videos {
-        let (record, state, unseen) = analyse_one(video, setup, start.as_ref())?;
+        let (record, state, seen) = analyse_one(video, setup, start.as_ref())?;
         unseen_everywhere = Some(match unseen_everywhere {
-            None => unseen,
-            Some(u) => u.into_iter().filter(|n| unseen.contains(n)).collect(),
+            None => seen.unseen,
+            Some(u) => u.into_iter().filter(|n| seen.unseen.contains(n)).collect(),
         });
+        strangers.extend(seen.strangers);
         let next_poses = record.shots.last().map(|s| s.end.clone());
         merged = Some(match merged {
             None => record,
@@ -624,14 +674,18 @@ fn analyse_clips(
         }
     }
     let record = merged.context("no video given")?;
-    Ok((record, unseen_everywhere.unwrap_or_default()))
+    let colours = ColoursSeen {
+        unseen: unseen_everywhere.unwrap_or_default(),
+        strangers,
+    };
+    Ok((record, colours))
 }
 
 fn analyse_one(
     video: &Path,
     setup: &Setup,
     start: Option<&Start>,
-) -> anyhow::Result<(Record, MatchState, Vec<PlayerIdx>)> {
+) -> anyhow::Result<(Record, MatchState, ColoursSeen)> {
     let spec = video.to_string_lossy().to_string();
     let began = std::time::Instant::now();
     let reader = FrameReader::open(&spec, setup.calibration.camera.image_size)?;
@@ -780,13 +834,16 @@ fn analyse_one(
         damaged_shots: Vec::new(),
         stopped: stopped.clone(),
     };
-    let unseen = analysis.colours_never_seen();
+    let colours = ColoursSeen {
+        unseen: analysis.colours_never_seen(),
+        strangers: analysis.strangers().to_vec(),
+    };
     let (mut record, state) = analysis.finish(info)?;
     mark_damage(&mut record);
     if let Some(line) = damage_warning(&record) {
         eprintln!("fishtrack: warning: {}: {line}", video.display());
     }
-    Ok((record, state, unseen))
+    Ok((record, state, colours))
 }
 
 /// Marks the shots `record`'s damaged frames fall in: each falls in the first shot

@@ -6,11 +6,14 @@
 //! clearly non-table colour is given to the player whose nominal colour lies in the
 //! nearest direction from the table's colour, one region a player, and the median
 //! chroma of its core becomes that player's colour where it is clearly not the
-//! nominal one.
+//! nominal one. A whole tag of a colour left over once every player has theirs is a
+//! stranger: a tag of no player's, so the game file is not this match's.
 
+use super::fish::{axis_of, moments};
 use super::look::dist2;
-use super::raster::label_blobs;
-use super::{Detector, TopGrid};
+use super::raster::{label_blobs, Blob};
+use super::{Detector, StrangerSighting, TopGrid};
+use crate::geometry::{Point, Vector};
 
 /// A pixel this many times [`super::DetectorConfig::chroma_off_line`] from the
 /// table's chroma is clearly not table: a tag's print (white or grey), a coin and the
@@ -21,9 +24,22 @@ const CLEARLY_NOT_TABLE: f64 = 2.0;
 const MIN_TAG_SHARE: f64 = 0.4;
 /// ... and at most this share (a larger one is two tags touching, or not a tag).
 const MAX_TAG_SHARE: f64 = 1.3;
+/// A region of a tag's colour, its pixels counted whole, covers up to this share of
+/// a tag's area: the blurred edge of a saturated colour and the tag's side seen
+/// obliquely count in full (at 3 mm a pixel, nearly twice the tag's area).
+const MAX_BLOB_SHARE: f64 = 3.0;
 /// The most a tag's hue, seen from the table's colour, is turned from its player's
 /// nominal one by light and white balance (degrees) and still taken for theirs.
 const MAX_TURN_DEG: f64 = 40.0;
+/// A region covering this share of a tag's area or more is a tag seen whole (its
+/// print, a number on it and its shaded edge take the rest)...
+const WHOLE_TAG_SHARE: f64 = 0.7;
+/// ... and at most this share (two tags touching make twice a tag's; a saturated
+/// colour's blurred edge and the tag's side seen obliquely add to one)...
+const MAX_WHOLE_TAG_SHARE: f64 = 1.7;
+/// ... when it reaches from its centroid no farther than a tag does, and its
+/// elongation (major/minor second moment) is a tag's, each within this factor.
+const SHAPE_TOLERANCE: f64 = 1.3;
 
 impl Detector {
     /// Learns each player's colour from the tag-sized regions of non-table colour in
@@ -47,48 +63,145 @@ impl Detector {
         let blobs = label_blobs(&self.coverage, g.width, g.height, 0.5, &mut self.labels);
         let px_area = g.mm_per_px * g.mm_per_px;
         let tag_area = self.template.area;
-        let regions: Vec<[f64; 2]> = blobs
+        let regions: Vec<Region> = blobs
             .iter()
             .filter(|b| {
                 let area = b.count as f64 * px_area;
-                (MIN_TAG_SHARE * tag_area..=MAX_TAG_SHARE * tag_area).contains(&area)
+                (MIN_TAG_SHARE * tag_area..=MAX_BLOB_SHARE * tag_area).contains(&area)
             })
-            .map(|b| {
-                let mut seen: Vec<(f64, [f64; 2])> = Vec::with_capacity(b.count);
-                for v in b.v0..=b.v1 {
-                    for u in b.u0..=b.u1 {
-                        let i = v * g.width + u;
-                        if self.labels[i] == b.label {
-                            let c = [self.chroma[i][0] as f64, self.chroma[i][1] as f64];
-                            seen.push((dist2(c, table), c));
-                        }
-                    }
-                }
-                // The region's edge mixes the tag's colour with the table's: its
-                // core, the half farther from the table's colour, is the tag's, and
-                // its median (each coordinate) leaves the noise out.
-                seen.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let core = &seen[seen.len() / 2..];
-                let median_of = |k: usize| {
-                    let mut x: Vec<f64> = core.iter().map(|(_, c)| c[k]).collect();
-                    x.sort_by(f64::total_cmp);
-                    x.get(x.len() / 2).copied().unwrap_or(table[k])
-                };
-                [median_of(0), median_of(1)]
-            })
+            .map(|b| self.region(g, b, table))
             .collect();
+        let nominal = self.players.clone();
         // Only a colour clearly not the nominal one is learned: within the off-line
         // tolerance of it, the nominal colour reads the tag fully, and the seen one
         // would only add its noise. Past it, the tag reads weak (a hue washed out
         // toward the table's), off the line, or nearer another player's colour.
-        let nominal = self.players.clone();
+        let (_, chromas) = pick(&regions, |r| r.tag_sized);
         let off = self.config.chroma_off_line;
-        for (player, region) in assign_by_hue(&nominal, &regions, table) {
-            if dist2(regions[region], nominal[player]) > off * off {
-                self.players[player] = regions[region];
+        for (player, k) in assign_by_hue(&nominal, &chromas, table) {
+            let seen = chromas[k];
+            if dist2(seen, nominal[player]) > off * off {
+                self.players[player] = seen;
             }
         }
+        // A whole tag of its own colour left over once every player has theirs is a
+        // tag of no player's: the game file is not this match's (a player left out).
+        // While a player lacks a whole tag, a leftover may be that player's tag turned
+        // past recognition, so it is not called a stranger.
+        let (whole, chromas) = pick(&regions, |r| r.whole_tag);
+        let pairs = assign_by_hue(&nominal, &chromas, table);
+        let coloured = nominal.iter().filter(|c| dist2(**c, table) >= 1e-6).count();
+        if pairs.len() == coloured {
+            self.strangers = (0..whole.len())
+                .filter(|k| !pairs.iter().any(|p| p.1 == *k))
+                .map(|k| StrangerSighting {
+                    centre: whole[k].centre,
+                    rgb: whole[k].rgb,
+                })
+                .collect();
+        }
     }
+
+    /// What a region of non-table colour shows: its colour, and whether it has a
+    /// tag's size and a whole tag's shape.
+    fn region(&self, g: &TopGrid, b: &Blob, table: [f64; 2]) -> Region {
+        struct Px {
+            from_table: f64,
+            chroma: [f64; 2],
+            grey: f64,
+            at: Vector,
+        }
+        let mut seen: Vec<Px> = Vec::with_capacity(b.count);
+        for v in b.v0..=b.v1 {
+            for u in b.u0..=b.u1 {
+                let i = v * g.width + u;
+                if self.labels[i] == b.label {
+                    let chroma = [self.chroma[i][0] as f64, self.chroma[i][1] as f64];
+                    seen.push(Px {
+                        from_table: dist2(chroma, table),
+                        chroma,
+                        grey: self.grey[i] as f64,
+                        at: g.table_from_px(u as f64, v as f64).coords,
+                    });
+                }
+            }
+        }
+        // The region's edge mixes the tag's colour with the table's: its core, the
+        // half farther from the table's colour, is the tag's, and its median (each
+        // coordinate) leaves the noise out.
+        seen.sort_by(|a, b| a.from_table.total_cmp(&b.from_table));
+        let core = &seen[seen.len() / 2..];
+        let median_of = |value: &dyn Fn(&Px) -> f64, otherwise: f64| {
+            let mut x: Vec<f64> = core.iter().map(value).collect();
+            x.sort_by(f64::total_cmp);
+            x.get(x.len() / 2).copied().unwrap_or(otherwise)
+        };
+        let chroma = [
+            median_of(&|p| p.chroma[0], table[0]),
+            median_of(&|p| p.chroma[1], table[1]),
+        ];
+        let grey = median_of(&|p| p.grey, 0.0);
+        let channel = |share: f64| (3.0 * grey * share).round().clamp(0.0, 255.0) as u8;
+        let rgb = [
+            channel(chroma[0]),
+            channel(chroma[1]),
+            channel(1.0 - chroma[0] - chroma[1]),
+        ];
+        // Each pixel counts for the share of the tag's colour in it (its place on the
+        // line from the table's colour to the core's): a blurred edge, the tag's side
+        // seen obliquely and a coin in the hole count for what of the tag they show.
+        let line = [chroma[0] - table[0], chroma[1] - table[1]];
+        let line2 = dist2(chroma, table).max(1e-12);
+        let px_area = g.mm_per_px * g.mm_per_px;
+        let share = |p: &Px| {
+            let t =
+                ((p.chroma[0] - table[0]) * line[0] + (p.chroma[1] - table[1]) * line[1]) / line2;
+            t.clamp(0.0, 1.0) * px_area
+        };
+        let (area, centroid, cov) = moments(seen.iter().map(|p| (p.at, share(p))));
+        let reach = seen
+            .iter()
+            .filter(|p| share(p) > 0.5 * px_area)
+            .map(|p| (p.at - centroid).norm())
+            .fold(0.0, f64::max);
+        let (_, elongation) = axis_of(&cov);
+        let t = &self.template;
+        let whole_tag = (WHOLE_TAG_SHARE * t.area..=MAX_WHOLE_TAG_SHARE * t.area).contains(&area)
+            && reach <= SHAPE_TOLERANCE * t.centroid_reach + g.mm_per_px
+            && (t.elongation / SHAPE_TOLERANCE..=t.elongation * SHAPE_TOLERANCE)
+                .contains(&elongation);
+        let raw = b.count as f64 * px_area;
+        Region {
+            chroma,
+            rgb,
+            centre: Point::from(centroid),
+            tag_sized: raw <= MAX_TAG_SHARE * t.area,
+            whole_tag,
+        }
+    }
+}
+
+/// The regions `keep` picks, and their chromas.
+fn pick(regions: &[Region], keep: impl Fn(&Region) -> bool) -> (Vec<&Region>, Vec<[f64; 2]>) {
+    let picked: Vec<&Region> = regions.iter().filter(|r| keep(r)).collect();
+    let chromas = picked.iter().map(|r| r.chroma).collect();
+    (picked, chromas)
+}
+
+/// A region of clearly non-table colour the size of a tag.
+struct Region {
+    /// Median chroma of its core.
+    chroma: [f64; 2],
+    /// Its colour as seen (the core's median chroma at its median brightness).
+    rgb: [u8; 3],
+    /// Its centroid, table mm.
+    centre: Point,
+    /// No larger than a tag (more is two tags touching, or not a tag): its colour
+    /// may be learned.
+    tag_sized: bool,
+    /// Seen whole and shaped as a tag: nearly all of a tag's area, no farther from
+    /// its centroid than a tag reaches, as elongated as a tag.
+    whole_tag: bool,
 }
 
 /// Pairs players (by nominal chroma) with regions (by seen chroma), each at most

@@ -41,9 +41,9 @@ pub(super) struct Template {
     /// Angle of the major axis in the fish frame.
     axis: f64,
     /// Major/minor second moment ratio: near 1, the axis says nothing.
-    elongation: f64,
+    pub(super) elongation: f64,
     /// How far the material reaches from its centroid, mm.
-    centroid_reach: f64,
+    pub(super) centroid_reach: f64,
     /// Sample points on the material and in the hole (fish frame), for agreement.
     material: Vec<Vector>,
     hole: Vec<Vector>,
@@ -195,7 +195,9 @@ impl Template {
 }
 
 /// Area, centroid and covariance of weighted points.
-fn moments(points: impl Iterator<Item = (Vector, f64)>) -> (f64, Vector, nalgebra::Matrix2<f64>) {
+pub(super) fn moments(
+    points: impl Iterator<Item = (Vector, f64)>,
+) -> (f64, Vector, nalgebra::Matrix2<f64>) {
     let mut w = 0.0;
     let mut s = Vector::zeros();
     let mut ss = nalgebra::Matrix2::zeros();
@@ -212,7 +214,7 @@ fn moments(points: impl Iterator<Item = (Vector, f64)>) -> (f64, Vector, nalgebr
 }
 
 /// Major-axis angle and elongation of a covariance.
-fn axis_of(cov: &nalgebra::Matrix2<f64>) -> (f64, f64) {
+pub(super) fn axis_of(cov: &nalgebra::Matrix2<f64>) -> (f64, f64) {
     let (a, b, c) = (cov[(0, 0)], cov[(0, 1)], cov[(1, 1)]);
     let angle = 0.5 * (2.0 * b).atan2(a - c);
     let tr = a + c;

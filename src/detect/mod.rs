@@ -57,7 +57,7 @@ pub mod streaks;
 mod view;
 
 pub use fish::wrap_angle;
-pub use view::{CoinSighting, FishSighting, Sightings, TopGrid, TopView};
+pub use view::{CoinSighting, FishSighting, Sightings, StrangerSighting, TopGrid, TopView};
 
 use exposure::{BLUR_LATER_EVERY, BLUR_READINGS_WANTED};
 use fish::{Template, GOOD_FIT};
@@ -122,6 +122,8 @@ pub struct Detector {
     players: Vec<[f64; 2]>,
     /// `players` learned from a view (`colours`).
     colours_learned: bool,
+    /// Whole tags of no player's colour found while learning, until reported.
+    strangers: Vec<StrangerSighting>,
     table: Table,
     config: DetectorConfig,
     chroma: Vec<[f32; 2]>,
@@ -208,6 +210,7 @@ impl Detector {
             coin_look: None,
             looks_known: false,
             colours_learned: false,
+            strangers: Vec::new(),
             blur_candidates: 0,
             blur_readings: 0,
             streak_memory: Default::default(),
@@ -274,6 +277,7 @@ impl Detector {
         let memory = self.table_memory.compare(view, &self.on_table);
         let mut sightings = Sightings {
             occluders: self.detect_occluders(&g, table_chroma, view, memory.as_ref()),
+            strangers: std::mem::take(&mut self.strangers),
             ..Default::default()
         };
         self.player_coverages(&g, table_chroma);
@@ -794,6 +798,101 @@ mod tests {
                 "player {player}'s tag not found at {at:?}: {s:?}"
             );
         }
+    }
+
+    /// A tag of a colour no player has (a player the game file leaves out) is reported
+    /// once, where it lies and in the colour it shows; a sleeve of that colour, long
+    /// and thin, is no tag.
+    #[test]
+    fn a_tag_of_no_players_colour_is_a_stranger_and_a_sleeve_is_not() {
+        let items = Items::default_set();
+        let table = Table::rectangle(400.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let (red, blue, green) = ([214, 39, 40], [31, 119, 180], [44, 160, 44]);
+        let at = [
+            Pose::fish(70.0, 60.0, 0.0),
+            Pose::fish(200.0, 140.0, 0.3),
+            Pose::fish(320.0, 60.0, -0.4),
+        ];
+        let detector = Detector::new(&items, &[red, blue], table, DetectorConfig::default());
+
+        let three = draw(
+            &grid,
+            &items,
+            &[(at[0], red), (at[1], blue), (at[2], green)],
+            &[],
+            None,
+        );
+        let view = TopView {
+            grid,
+            rgb: &three,
+            bgr: false,
+        };
+        let mut det = detector.clone();
+        let s = det.detect(&view);
+        assert_eq!(s.strangers.len(), 1, "{s:?}");
+        let stranger = s.strangers[0];
+        assert!(
+            (stranger.centre - at[2].point()).norm() < 40.0,
+            "{stranger:?}"
+        );
+        let off = (0..3)
+            .map(|k| (stranger.rgb[k] as f64 - green[k] as f64).abs())
+            .fold(0.0, f64::max);
+        assert!(off < 30.0, "seen as {:?}", stranger.rgb);
+        assert!(det.detect(&view).strangers.is_empty(), "reported twice");
+
+        // The same green as a sleeve: 130 x 20 mm, a tag's area and more.
+        let two = draw(&grid, &items, &[(at[0], red), (at[1], blue)], &[], None);
+        let sleeve = supersample(&grid, |p| {
+            if (240.0..370.0).contains(&p.x) && (20.0..40.0).contains(&p.y) {
+                [255.0; 3]
+            } else {
+                [0.0; 3]
+            }
+        });
+        let with_sleeve: Vec<u8> = two
+            .iter()
+            .zip(&sleeve)
+            .enumerate()
+            .map(|(i, (&a, &m))| {
+                let m = m as f64 / 255.0;
+                (a as f64 * (1.0 - m) + green[i % 3] as f64 * m).round() as u8
+            })
+            .collect();
+        let s = detector.clone().detect(&TopView {
+            grid,
+            rgb: &with_sleeve,
+            bgr: false,
+        });
+        assert!(s.strangers.is_empty(), "a sleeve taken for a tag: {s:?}");
+    }
+
+    /// While a player's tag is not found, a tag of another colour may be theirs with
+    /// its hue turned by the light: no stranger.
+    #[test]
+    fn a_leftover_tag_is_no_stranger_while_a_player_has_none() {
+        let items = Items::default_set();
+        let table = Table::rectangle(400.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let (red, blue, green) = ([214, 39, 40], [31, 119, 180], [44, 160, 44]);
+        let rgb = draw(
+            &grid,
+            &items,
+            &[
+                (Pose::fish(70.0, 60.0, 0.0), red),
+                (Pose::fish(320.0, 60.0, -0.4), green),
+            ],
+            &[],
+            None,
+        );
+        let mut det = Detector::new(&items, &[red, blue], table, DetectorConfig::default());
+        let s = det.detect(&TopView {
+            grid,
+            rgb: &rgb,
+            bgr: false,
+        });
+        assert!(s.strangers.is_empty(), "{s:?}");
     }
 
     /// A tag's own print (a light eyelet round its hole and a number along it) is odd

@@ -7,7 +7,7 @@
 use crate::config::Items;
 use crate::geometry::{FishFootprint, Point, Table, Vector};
 use crate::model::{FrameIdx, PlayerIdx, Pose};
-use crate::track::{CoinDetection, FishDetection, FrameDetections, Occluder, Streak};
+use crate::track::{CoinDetection, FishDetection, FrameDetections, Occluder, StrangerTag, Streak};
 
 /// How a top-down image maps to the table: pixel (u, v) (its centre) shows the table
 /// point `origin_mm + (u, ±v) * mm_per_px` — `−v` when `y_down` (the usual picture
@@ -117,6 +117,18 @@ pub struct Sightings {
     /// Large regions that are neither table, tag nor coin (a hand, an arm), as
     /// discs (centre, radius) in table mm: what lies under them is hidden.
     pub occluders: Vec<(Point, f64)>,
+    /// Whole tags of a colour no player has, once (in the view the players' colours
+    /// were learned from).
+    pub strangers: Vec<StrangerSighting>,
+}
+
+/// A tag-shaped region of a colour no player of the game has.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StrangerSighting {
+    /// Its centroid, table mm.
+    pub centre: Point,
+    /// Its colour as seen.
+    pub rgb: [u8; 3],
 }
 
 impl Sightings {
@@ -215,12 +227,21 @@ impl Sightings {
             .iter()
             .map(|&(center, radius)| Occluder::Disc { center, radius })
             .collect();
+        let strangers = self
+            .strangers
+            .iter()
+            .map(|s| StrangerTag {
+                pt_in_table: s.centre,
+                rgb: s.rgb,
+            })
+            .collect();
         FrameDetections {
             frame,
             fish,
             coins,
             occluders,
             off_table: Vec::new(),
+            strangers,
         }
     }
 }

@@ -114,6 +114,16 @@ impl From<BlobKind> for ItemKind {
     }
 }
 
+/// A whole tag of a colour no player of the game has: the game file is not this
+/// match's (reported once, in the view the players' colours were learned from).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StrangerTag {
+    /// Its centre, table mm.
+    pub pt_in_table: Point,
+    /// Its colour as the camera shows it.
+    pub rgb: [u8; 3],
+}
+
 /// Everything a detector saw in one frame.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct FrameDetections {
@@ -126,6 +136,8 @@ pub struct FrameDetections {
     pub occluders: Vec<Occluder>,
     #[serde(default)]
     pub off_table: Vec<OffTableBlob>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strangers: Vec<StrangerTag>,
 }
 
 impl FrameDetections {

@@ -60,7 +60,8 @@ mod tracker;
 
 pub use assign::{assign, assignment_cost, Assignment};
 pub use detections::{
-    BlobKind, CoinDetection, FishDetection, FrameDetections, Occluder, OffTableBlob, Streak,
+    BlobKind, CoinDetection, FishDetection, FrameDetections, Occluder, OffTableBlob, StrangerTag,
+    Streak,
 };
 pub use exposure::{Exposure, Timing};
 pub use state::{ExitEvidence, RemovalReason, TrackId, TrackState};

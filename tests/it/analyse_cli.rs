@@ -1,7 +1,8 @@
 //! `fishtrack analyse` and `fishtrack probe` on bad input, through the binary (issue 5):
 //! an unreadable video, a truncated one (analysed as far as it goes, and said so), a
-//! calibration made at another image size, a player whose colour never shows. Each
-//! gets one clear line; exit code 1 where nothing useful remains.
+//! calibration made at another image size, a player whose colour never shows, a tag
+//! of a colour no player has. Each gets one clear line; exit code 1 where nothing
+//! useful remains.
 #![cfg(feature = "opencv")]
 
 use crate::common::run;
@@ -203,6 +204,100 @@ fn a_player_whose_colour_never_shows_is_named_and_the_record_still_written() {
         "{err}"
     );
     assert!(record.exists());
+}
+
+/// A three-player match scored with a game file that leaves the third player out
+/// (issue 14: it printed a full scoreboard and exited 0): refused in one line that
+/// names the colour seen and where, the record kept; scored with `--force`. The game
+/// file `simulate` writes is taken as it is.
+#[test]
+fn a_tag_of_a_colour_no_player_has_is_named_and_the_record_still_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (code, _, err) = run(&[
+        "simulate",
+        "--scenario",
+        "match",
+        "--players",
+        "3",
+        "--moves",
+        "1",
+        "--seed",
+        "5",
+        "--size",
+        "320x240",
+        "-o",
+        s(d),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let game: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("game.json")).unwrap()).unwrap();
+    let vera = game["players"][2].clone();
+    let mut two = game.clone();
+    two["players"].as_array_mut().unwrap().truncate(2);
+    let two_path = d.join("two.json");
+    std::fs::write(&two_path, serde_json::to_string_pretty(&two).unwrap()).unwrap();
+    let record = d.join("record.json");
+    let (video, table) = (d.join("video.avi"), d.join("table.json"));
+
+    let (code, _, err) = analyse(d, &video, &d.join("game.json"), &table);
+    assert_eq!(code, 0, "simulate's own game.json: {err}");
+    let scored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(scored["players"][2], vera["name"], "{scored}");
+
+    let (code, out, err) = analyse(d, &video, &two_path, &table);
+    assert_eq!(code, 1, "{err}");
+    let lines = error_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    // The colour as seen: near Vera's, far from the two players'.
+    let seen = lines[0]
+        .split("no player has (#")
+        .nth(1)
+        .and_then(|rest| rest.get(..6))
+        .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+        .unwrap_or_else(|| panic!("no colour named: {err}"));
+    let rgb = |v: u32| {
+        [
+            (v >> 16) as f64,
+            ((v >> 8) & 0xff) as f64,
+            (v & 0xff) as f64,
+        ]
+    };
+    let hex = |p: &serde_json::Value| {
+        u32::from_str_radix(p["color"].as_str().unwrap().trim_start_matches('#'), 16).unwrap()
+    };
+    let far = |a: [f64; 3], b: [f64; 3]| (0..3).map(|k| (a[k] - b[k]).abs()).fold(0.0, f64::max);
+    assert!(far(rgb(seen), rgb(hex(&vera))) < 40.0, "{err}");
+    for p in two["players"].as_array().unwrap() {
+        assert!(far(rgb(seen), rgb(hex(p))) > 80.0, "{err}");
+    }
+    assert!(
+        lines[0].contains(" mm") && lines[0].contains("--force"),
+        "{err}"
+    );
+    assert!(!out.contains("total"), "a scoreboard was printed: {out}");
+    assert!(record.exists(), "the record is kept");
+
+    std::fs::remove_file(&record).unwrap();
+    let (code, out, err) = run(&[
+        "analyse",
+        s(&video),
+        "--table",
+        s(&table),
+        "--game",
+        s(&two_path),
+        "-o",
+        s(&record),
+        "--force",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(out.contains("total"), "no scoreboard: {out}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("warning") && l.contains("no player has")),
+        "{err}"
+    );
 }
 
 #[test]
