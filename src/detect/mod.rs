@@ -483,7 +483,10 @@ mod tests {
             ((-12.0, 30.0, -0.3), 0.75),
             ((28.0, 10.0, 0.1), 1.0),
         ];
-        for ((dx, dy, dt), share) in cases {
+        // The cases in parallel: the rendering is most of this test's time, and
+        // alone at the end of the run it would leave a core idle.
+        use rayon::prelude::*;
+        cases.par_iter().for_each(|&((dx, dy, dt), share)| {
             let mid = Pose::fish(130.0, 100.0, 0.7);
             let before = Pose::fish(mid.x - dx, mid.y - dy, mid.angle() - dt);
             // The exposure as the mean of many instants spread evenly over it.
@@ -523,7 +526,7 @@ mod tests {
                 (read - share).abs() < 0.08,
                 "shutter open {share} of the interval, read {read}"
             );
-        }
+        });
     }
 
     #[test]
