@@ -373,20 +373,8 @@ impl FrameSource {
                     .unwrap_or_else(|| path.display().to_string());
                 Ok(Some(Frame { index, name, image }))
             }
-            Kind::Video {
-                capture,
-                next,
-                frames,
-                damage,
-            } => {
-                let video = Video {
-                    capture,
-                    next,
-                    frames: *frames,
-                    fps: self.fps,
-                    spec: &self.spec,
-                };
-                let found = next_video(video, damage, Some(buffer))?;
+            Kind::Video { .. } => {
+                let found = self.read_video(Some(buffer))?;
                 Ok(found.map(|(index, image)| Frame {
                     index,
                     name: format!("frame {index}"),
@@ -406,44 +394,50 @@ impl FrameSource {
                 *next += 1;
                 Ok(true)
             }
-            Kind::Video {
-                capture,
-                next,
-                frames,
-                damage,
-            } => {
-                let video = Video {
-                    capture,
-                    next,
-                    frames: *frames,
-                    fps: self.fps,
-                    spec: &self.spec,
-                };
-                Ok(next_video(video, damage, None)?.is_some())
-            }
+            Kind::Video { .. } => Ok(self.read_video(None)?.is_some()),
+        }
+    }
+
+    /// A video's next frame that decodes ([`next_video`]), into `buffer`, or only
+    /// grabbed without one; `None` for a folder of images, which has no video.
+    fn read_video(&mut self, buffer: Option<Mat>) -> Result<Option<(FrameIdx, Mat)>, CaptureError> {
+        let Kind::Video {
+            capture,
+            next,
+            frames,
+            damage,
+        } = &mut self.kind
+        else {
+            return Ok(None);
+        };
+        let video = Video {
+            capture,
+            next,
+            frames: *frames,
+            fps: self.fps,
+            spec: &self.spec,
+        };
+        next_video(video, damage, buffer)
+    }
+
+    /// The index of the frame the next read hands out (of a video, read ahead:
+    /// the first frame read and not yet handed out).
+    fn next_index(&self) -> FrameIdx {
+        match &self.kind {
+            Kind::Images { next, .. } => *next as FrameIdx,
+            Kind::Video { next, damage, .. } => damage.position(*next),
         }
     }
 
     /// Frame `index` (counting from 0), read afresh: re-opens or seeks as needed.
     pub fn frame_at(&mut self, index: FrameIdx) -> Result<Option<Frame>, CaptureError> {
-        let current = match &self.kind {
-            Kind::Images { next, .. } => *next as FrameIdx,
-            Kind::Video { next, damage, .. } => damage.position(*next),
-        };
-        if index < current {
+        if index < self.next_index() {
             match &mut self.kind {
                 Kind::Images { next, .. } => *next = index as usize,
                 Kind::Video { .. } => *self = FrameSource::open(&self.spec.clone())?,
             }
         }
-        loop {
-            let at = match &self.kind {
-                Kind::Images { next, .. } => *next as FrameIdx,
-                Kind::Video { next, damage, .. } => damage.position(*next),
-            };
-            if at >= index {
-                break;
-            }
+        while self.next_index() < index {
             if !self.skip_frame()? {
                 return Ok(None);
             }
