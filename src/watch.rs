@@ -389,8 +389,12 @@ pub fn touches_items(
 }
 
 /// The region to look at for a change: the changed box grown by `margin`, then grown
-/// again until every item seen before that it touches lies wholly inside it (an item
-/// cut in half by the region's border would be misjudged).
+/// again until every item and occluder seen before that it touches lies wholly inside
+/// it. An item cut in half by the region's border would be misjudged; so would a hand:
+/// the part of it inside a small region is too small to be a hand, and what the look
+/// finds in the region replaces what was seen there before, so a finger that moved
+/// while the hand lay still took the whole hand away, and the finger joints under it
+/// were read as coins.
 pub fn region_to_look(
     changed: &MmBox,
     seen: &[&Sightings],
@@ -405,6 +409,7 @@ pub fn region_to_look(
                 .iter()
                 .map(|f| fish_box(f, footprint))
                 .chain(s.coins.iter().map(coin_box))
+                .chain(s.occluders.iter().map(|&(c, r)| MmBox::around(c, r)))
         })
         .collect();
     // Each pass can only grow the region; a handful settles any real table.
@@ -638,5 +643,38 @@ mod tests {
         assert_eq!(merged.fish[1].pose.x, 600.0);
         assert_eq!(merged.coins, vec![coin(600.0, 400.0)]);
         assert_eq!(merged.occluders.len(), 1);
+    }
+
+    /// Another renderer's clip (a hand lying still beside the mover's tag, one finger
+    /// moving): the change was a finger's width, the region a finger's width, and the
+    /// look there replaced the whole hand with the nothing it found (too little of a
+    /// hand to be one); the finger joints left in view were read as coins, and the
+    /// mover's coin, hidden in the finger's shadow, was matched to one of them, its
+    /// shot starting 23 frames before the flick.
+    #[test]
+    fn a_finger_moving_under_a_still_hand_is_looked_at_with_the_whole_hand() {
+        let footprint = FishFootprint::new(&Items::default_set());
+        let hand = [
+            (Point::new(690.0, 170.0), 67.0),
+            (Point::new(750.0, 75.0), 53.0),
+        ];
+        let reference = Sightings {
+            occluders: hand.to_vec(),
+            ..Default::default()
+        };
+        let finger = MmBox::around(Point::new(745.0, 125.0), 5.0);
+        let region = region_to_look(&finger, &[&reference], &footprint, 5.0);
+        for (centre, radius) in hand {
+            assert!(
+                region.contains_box(&MmBox::around(centre, radius)),
+                "the region {region:?} cuts the hand's disc at {centre:?}"
+            );
+        }
+        // Nothing near: the region stays the change's.
+        let far = MmBox::around(Point::new(200.0, 500.0), 5.0);
+        assert_eq!(
+            region_to_look(&far, &[&reference], &footprint, 5.0),
+            far.grown(5.0)
+        );
     }
 }
