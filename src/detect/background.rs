@@ -2,7 +2,8 @@
 //! whatever its colour. A hand can share the table's hue and brightness (skin on
 //! light wood), so the colour tests of the occluder search miss it; against the
 //! table remembered at the same pixel it stands out. Items found in a frame, and
-//! pixels that were never seen bare, are not remembered; the camera's exposure and
+//! pixels that were never seen bare, are not remembered, nor is a pixel seen for
+//! the first time while the table around it reads changed; the camera's exposure and
 //! white balance drift is taken out by a per-channel gain before comparing, and the
 //! threshold follows the noise measured in the same frame. What of a view is
 //! remembered (the table where nothing was found over it) is decided here too
@@ -10,6 +11,7 @@
 
 use super::coverage::OCCLUDED;
 use super::look::median_of;
+use super::raster::grow_square;
 use super::{Detector, Sightings, TopGrid, TopView};
 
 /// A pixel differs from the remembered table when some channel, after the gain,
@@ -244,12 +246,35 @@ impl Detector {
     ) {
         let g = view.grid;
         let n = g.width * g.height;
-        // 0: something found over it, 1: free but odd, 2: free and like the table.
+        // A pixel seen for the first time (an item has just left it) is lit as the
+        // bare table only where the table around it reads as remembered: a hand and
+        // its shadow, still over the place a tag left, had it learned darker, and
+        // once they had gone the bare table there read as a change to the end (a
+        // tag-sized "hand" over the place). So nothing is first learned within a
+        // tag's reach of a pixel that changed or lies under an occluder.
+        let disturbed = &mut self.disturbed_scratch;
+        disturbed.clear();
+        disturbed.extend((0..n).map(|i| {
+            let c = self.coverage.get(i).copied().unwrap_or(0.0);
+            (c > 0.0 && c < 1.0) || self.hidden.get(i).is_some_and(|h| *h > 0.0)
+        }));
+        let reach_px = (self.footprint.reach() / g.mm_per_px).ceil() as usize;
+        grow_square(
+            &self.disturbed_scratch,
+            g.width,
+            g.height,
+            reach_px,
+            &mut self.grow_scratch,
+            &mut self.disturbed_near,
+        );
+        // 0: something found over it, 1: free but odd (or not to be first learned
+        // now), 2: free and like the table.
         let bare = &mut self.bare_scratch;
         bare.clear();
         bare.extend((0..n).map(|i| {
             let free = self.blocked.get(i).is_none_or(|b| *b & !OCCLUDED == 0);
-            let like_table = self.coverage.get(i).is_some_and(|c| *c < 1.0);
+            let like_table = self.coverage.get(i).is_some_and(|c| *c < 1.0)
+                && !self.disturbed_near.get(i).copied().unwrap_or(false);
             u8::from(free) * (1 + u8::from(like_table))
         }));
         let r = (self.coin_radius + 2.0) / g.mm_per_px;

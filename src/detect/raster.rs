@@ -147,6 +147,51 @@ pub(super) fn grow_bits(bits: &mut [u8], tmp: &mut Vec<u8>, w: usize, h: usize) 
     }
 }
 
+/// Marks in `out` every pixel within `r` pixels (in a square) of one marked in
+/// `marked`: a row pass and a column pass of running counts, linear in the grid
+/// whatever `r`.
+pub(super) fn grow_square(
+    marked: &[bool],
+    w: usize,
+    h: usize,
+    r: usize,
+    tmp: &mut Vec<bool>,
+    out: &mut Vec<bool>,
+) {
+    let n = w * h;
+    tmp.clear();
+    tmp.resize(n, false);
+    out.clear();
+    out.resize(n, false);
+    if n == 0 || marked.len() < n {
+        return;
+    }
+    // One line of `len` cells `step` apart from `first`: each cell marked when a
+    // marked cell of `from` lies within `r` along the line.
+    let pass = |from: &[bool], to: &mut [bool], first: usize, step: usize, len: usize| {
+        let mut count = 0usize;
+        // Cells first..first+r, counted before the first output.
+        for k in 0..r.min(len) {
+            count += usize::from(from[first + k * step]);
+        }
+        for k in 0..len {
+            if k + r < len {
+                count += usize::from(from[first + (k + r) * step]);
+            }
+            if k > r {
+                count -= usize::from(from[first + (k - r - 1) * step]);
+            }
+            to[first + k * step] = count > 0;
+        }
+    };
+    for v in 0..h {
+        pass(marked, tmp, v * w, 1, w);
+    }
+    for u in 0..w {
+        pass(tmp, out, u, w, h);
+    }
+}
+
 /// A connected blob of pixels above a threshold.
 #[derive(Debug, Clone)]
 pub(super) struct Blob {
@@ -225,4 +270,38 @@ pub(super) fn label_blobs(
         blobs.push(b);
     }
     blobs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The running counts mark exactly the pixels a brute-force square search does.
+        #[test]
+        fn grow_square_marks_what_lies_within_the_square(
+            w in 1usize..14,
+            h in 1usize..14,
+            r in 0usize..6,
+            seeds in proptest::collection::vec(0usize..196, 0..6),
+        ) {
+            let mut marked = vec![false; w * h];
+            for s in seeds {
+                marked[s % (w * h)] = true;
+            }
+            let (mut tmp, mut out) = (Vec::new(), Vec::new());
+            grow_square(&marked, w, h, r, &mut tmp, &mut out);
+            for v in 0..h {
+                for u in 0..w {
+                    let near = (0..h).any(|vv| {
+                        (0..w).any(|uu| {
+                            marked[vv * w + uu] && u.abs_diff(uu) <= r && v.abs_diff(vv) <= r
+                        })
+                    });
+                    prop_assert_eq!(out[v * w + u], near, "pixel ({}, {})", u, v);
+                }
+            }
+        }
+    }
 }
