@@ -1597,6 +1597,12 @@ impl Tracker {
                     label = Some(id);
                 }
             }
+            if label.is_none() {
+                if let Some(old) = self.coin_left_behind(i) {
+                    self.revive(old, i, events);
+                    continue;
+                }
+            }
             if label.is_none() && newcomer {
                 if let Some(old) = self.lost_coin_near(i, frame) {
                     self.revive(old, i, events);
@@ -1652,6 +1658,38 @@ impl Tracker {
             from: None,
             to: id,
         });
+    }
+
+    /// A coin that was carried unseen in a hole (under the hand, in the blur) and is
+    /// now seen again where it was last seen, though that hole has left the place
+    /// (or the table): the fish was flicked out from over it and the coin stayed.
+    /// Carrying it along was the guess; where it lies now is the evidence.
+    fn coin_left_behind(&self, i: usize) -> Option<usize> {
+        let p = self.tracks[i].pos;
+        let c = &self.cfg;
+        (0..self.tracks.len())
+            .filter(|&k| k != i)
+            .filter(|&k| {
+                let t = &self.tracks[k];
+                let hole_left = match t.state {
+                    TrackState::Lost { .. } => {
+                        t.carried && (t.pos - t.last_seen_pos).norm() > c.footprint.hole_radius()
+                    }
+                    // Taken off with its fish: it went over the edge from the hole's
+                    // last place on the table, far from where it was last seen.
+                    TrackState::Removed(RemovalReason::OffTable { evidence, .. }) => {
+                        evidence == ExitEvidence::Extrapolated
+                            && (t.last_com_on_table - t.last_seen_pos).norm()
+                                > c.footprint.hole_radius()
+                    }
+                    _ => false,
+                };
+                t.kind == ItemKind::Coin && t.item.is_some() && hole_left
+            })
+            .map(|k| (k, (self.tracks[k].last_seen_pos - p).norm()))
+            .filter(|&(_, d)| d <= c.gate_base_mm)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(k, _)| k)
     }
 
     /// An identified coin that vanished (not known to be hidden) and could have
