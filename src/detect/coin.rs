@@ -3,6 +3,7 @@
 //! looks like a coin; the coin's look learned from coins seen in holes; and coins
 //! too fast for a rim handed to the streak search ([`super::streaks`]).
 
+use super::fish::GOOD_FIT;
 use super::look::{dist2, Look};
 use super::raster::EdgeBuckets;
 use super::{CoinSighting, Detector, FishSighting, Sightings, TopGrid, TopView};
@@ -96,11 +97,17 @@ impl Detector {
     /// Learns (slowly) how coins look from coins seen in the holes of wholly seen tags.
     pub(super) fn learn_coin_look(&mut self, g: &TopGrid, seen: &Sightings) {
         let r_px = self.coin_radius / g.mm_per_px;
+        let unit = 0.5 * self.config.chroma_off_line;
         if self.coin_look.is_none() {
             // Every coin starts in its owner's hole (R2): what shows at the centre of a
-            // wholly seen hole, if it is not the table, is a coin.
-            let unit = 0.5 * self.config.chroma_off_line;
-            for f in seen.fish.iter().filter(|f| f.visible_fraction > 0.95) {
+            // wholly seen hole, if it is not the table, is a coin, if the tag is placed
+            // right (a tag fitted 5 mm off had the look learned half from the tag, and
+            // no coin was found in another hole after).
+            for f in seen
+                .fish
+                .iter()
+                .filter(|f| f.visible_fraction > 0.95 && f.fit * 2.0 >= GOOD_FIT)
+            {
                 let (cu, cv) = g.px_from_table(f.pose.point());
                 let Some(look) = self.disc_look(g, cu, cv, 0.5 * r_px) else {
                     continue;
@@ -115,6 +122,42 @@ impl Detector {
                     self.coin_look = Some(look);
                     break;
                 }
+            }
+        }
+        if self.coin_look.is_none() {
+            // No tag wholly seen (a tag's print and shading cost it coverage): the
+            // circles of a coin's size found in tags' holes, clearly unlike the table
+            // (the loose test), are coins; where they agree, their median is the look.
+            let looks: Vec<Look> = seen
+                .coins
+                .iter()
+                .filter(|c| {
+                    c.streak.is_none()
+                        && seen.fish.iter().any(|f| {
+                            (f.pose.point() - c.pt_in_table).norm() + self.coin_radius
+                                <= self.footprint.hole_radius() + 1.0
+                        })
+                })
+                .filter_map(|c| {
+                    let (cu, cv) = g.px_from_table(c.pt_in_table);
+                    self.disc_look(g, cu, cv, 0.6 * r_px)
+                })
+                .collect();
+            let agree = looks
+                .iter()
+                .enumerate()
+                .all(|(k, a)| looks[k + 1..].iter().all(|b| a.distance(b, unit) < 1.0));
+            if !looks.is_empty() && agree {
+                let median = |key: fn(&Look) -> f64| {
+                    let mut v: Vec<f64> = looks.iter().map(key).collect();
+                    v.sort_by(f64::total_cmp);
+                    let n = v.len();
+                    0.5 * (v[(n - 1) / 2] + v[n / 2])
+                };
+                self.coin_look = Some(Look {
+                    chroma: [median(|l| l.chroma[0]), median(|l| l.chroma[1])],
+                    grey: median(|l| l.grey),
+                });
             }
         }
         for c in &seen.coins {

@@ -791,6 +791,54 @@ mod tests {
         );
     }
 
+    /// Tags whose printed numbers cost them coverage are never "wholly seen", so the
+    /// coins' look was never learned from a hole's centre and every coin had to be
+    /// clearly unlike the table ever after (another renderer's tags: no coin in a
+    /// hole found on wood once the first look had passed). The coins found in the
+    /// holes at the opening teach it instead.
+    #[test]
+    fn the_coins_look_is_learned_from_coins_in_the_holes_of_printed_tags() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let (red, blue) = ([200, 30, 40], [30, 60, 200]);
+        let at = [Pose::fish(80.0, 100.0, 0.0), Pose::fish(200.0, 60.0, 0.5)];
+        let coins = [at[0].point(), at[1].point()];
+        let mut rgb = draw(&grid, &items, &[(at[0], red), (at[1], blue)], &coins, None);
+        // A white number printed on each tag's body, beyond its hole.
+        for v in 0..grid.height {
+            for u in 0..grid.width {
+                let p = grid.table_from_px(u as f64, v as f64);
+                for pose in &at {
+                    let local = nalgebra::Rotation2::new(-pose.angle()) * (p - pose.point());
+                    if (local.x - 30.0).abs() < 7.0 && local.y.abs() < 6.0 {
+                        let i = (v * grid.width + u) * 3;
+                        rgb[i..i + 3].copy_from_slice(&[240, 240, 235]);
+                    }
+                }
+            }
+        }
+        let mut det = Detector::new(&items, &[red, blue], table, DetectorConfig::default());
+        let s = det.detect(&TopView {
+            grid,
+            rgb: &rgb,
+            bgr: false,
+        });
+        assert!(
+            s.fish.iter().all(|f| f.visible_fraction <= 0.95),
+            "the prints should keep the tags from being wholly seen: {s:?}"
+        );
+        assert_eq!(s.coins.len(), 2, "{s:?}");
+        let look = det
+            .coin_look
+            .expect("the coins' look is learned at the opening");
+        let copper = [235.0 / 520.0, 175.0 / 520.0];
+        assert!(
+            look::dist2(look.chroma, copper).sqrt() < 0.03,
+            "learned {look:?}, the coins are copper {copper:?}"
+        );
+    }
+
     /// Under a hand, a tag too little seen to be placed anew is kept where it settled,
     /// not where it was last (mis)read: with only the round end about its hole in
     /// view, a reading turned about the hole explains what shows as well, and one
