@@ -1,6 +1,6 @@
 //! Pixel helpers on row-major grids: a convex table's span on a row, bilinear
-//! reads, growing bits by a pixel, 8-connected blob labelling, and edge pixels
-//! bucketed for neighbourhood queries.
+//! reads, growing bits by a pixel or a mask by a square, 8-connected blob
+//! labelling, and edge pixels bucketed for neighbourhood queries.
 
 use crate::geometry::Table;
 
