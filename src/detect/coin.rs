@@ -94,15 +94,16 @@ impl Detector {
             .collect()
     }
 
-    /// Learns (slowly) how coins look from coins seen in the holes of wholly seen tags.
+    /// Learns (slowly) how coins look from coins seen in the holes of wholly seen tags;
+    /// first, from the centre of such a hole or from the first coins found in holes.
     pub(super) fn learn_coin_look(&mut self, g: &TopGrid, seen: &Sightings) {
         let r_px = self.coin_radius / g.mm_per_px;
         let unit = 0.5 * self.config.chroma_off_line;
         if self.coin_look.is_none() {
             // Every coin starts in its owner's hole (R2): what shows at the centre of a
             // wholly seen hole, if it is not the table, is a coin, if the tag is placed
-            // right (a tag fitted 5 mm off had the look learned half from the tag, and
-            // no coin was found in another hole after).
+            // right (a tag placed turned about, its hole on its own printed patch, had
+            // the look learned from the print, and no coin was found in a hole after).
             for f in seen
                 .fish
                 .iter()
@@ -125,7 +126,7 @@ impl Detector {
             }
         }
         if self.coin_look.is_none() {
-            // No tag wholly seen (a tag's print and shading cost it coverage): the
+            // No tag wholly seen (a tag's print and shading cost it coverage): the first
             // circles of a coin's size found in tags' holes, clearly unlike the table
             // (the loose test), are coins; where they agree, their median is the look.
             let looks: Vec<Look> = seen
