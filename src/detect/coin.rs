@@ -94,6 +94,11 @@ impl Detector {
             .collect()
     }
 
+    /// Whether a coin centred at `p` lies wholly inside the hole of the tag `f`.
+    fn lies_in_hole(&self, f: &FishSighting, p: Point) -> bool {
+        (f.pose.point() - p).norm() + self.coin_radius <= self.footprint.hole_radius() + 1.0
+    }
+
     /// Learns (slowly) how coins look from coins seen in the holes of wholly seen tags;
     /// first, from the centre of such a hole or from the first coins found in holes.
     pub(super) fn learn_coin_look(&mut self, g: &TopGrid, seen: &Sightings) {
@@ -134,10 +139,10 @@ impl Detector {
                 .iter()
                 .filter(|c| {
                     c.streak.is_none()
-                        && seen.fish.iter().any(|f| {
-                            (f.pose.point() - c.pt_in_table).norm() + self.coin_radius
-                                <= self.footprint.hole_radius() + 1.0
-                        })
+                        && seen
+                            .fish
+                            .iter()
+                            .any(|f| self.lies_in_hole(f, c.pt_in_table))
                 })
                 .filter_map(|c| {
                     let (cu, cv) = g.px_from_table(c.pt_in_table);
@@ -162,11 +167,10 @@ impl Detector {
             }
         }
         for c in &seen.coins {
-            let in_hole = seen.fish.iter().any(|f| {
-                f.visible_fraction > 0.95
-                    && (f.pose.point() - c.pt_in_table).norm() + self.coin_radius
-                        <= self.footprint.hole_radius() + 1.0
-            });
+            let in_hole = seen
+                .fish
+                .iter()
+                .any(|f| f.visible_fraction > 0.95 && self.lies_in_hole(f, c.pt_in_table));
             if !in_hole {
                 continue;
             }
