@@ -15,9 +15,29 @@ impl Detector {
     /// the surface around (table or floor), is no player's colour, and — once the
     /// coin's look is known — is nearer to it than to that surface.
     fn looks_like_coin(&self, g: &TopGrid, cu: f64, cv: f64, r_px: f64) -> Option<Look> {
-        let inside = self.disc_look(g, cu, cv, 0.6 * r_px)?;
         let p = g.table_from_px(cu, cv);
-        let surface = if self.table.contains(p) {
+        let on_table = self.table.contains(p);
+        // A circle across the table's edge is judged by its part on the centre's side,
+        // clear of the edge: the table's side face and the floor beyond differ from the
+        // table top, so a circle drawn by the edge and the grain beside it looked unlike
+        // the table, as a coin does (phantom coins on the edge).
+        let inner = 0.6 * r_px;
+        let margin = 1.5f64.max(1.5 * g.mm_per_px);
+        let inside = if self.table.signed_distance(p).abs() < inner * g.mm_per_px + margin {
+            let w = g.width;
+            self.disc_look_where(g, cu, cv, inner, |i| {
+                let q = g.table_from_px((i % w) as f64, (i / w) as f64);
+                let d = self.table.signed_distance(q);
+                if on_table {
+                    d >= margin
+                } else {
+                    d <= -margin
+                }
+            })?
+        } else {
+            self.disc_look(g, cu, cv, inner)?
+        };
+        let surface = if on_table {
             self.table_look
         } else {
             self.floor_look

@@ -83,6 +83,19 @@ impl Detector {
 
     /// The mean look of the pixels within `r_px` of (cu, cv).
     pub(super) fn disc_look(&self, g: &TopGrid, cu: f64, cv: f64, r_px: f64) -> Option<Look> {
+        self.disc_look_where(g, cu, cv, r_px, |_| true)
+    }
+
+    /// The mean look of the pixels within `r_px` of (cu, cv) that `keep` (given the
+    /// pixel's index) keeps.
+    pub(super) fn disc_look_where(
+        &self,
+        g: &TopGrid,
+        cu: f64,
+        cv: f64,
+        r_px: f64,
+        keep: impl Fn(usize) -> bool,
+    ) -> Option<Look> {
         let (mut sr, mut sg, mut sy, mut n) = (0.0, 0.0, 0.0, 0.0);
         let k = r_px.ceil() as i64;
         for dv in -k..=k {
@@ -95,6 +108,9 @@ impl Detector {
                     continue;
                 }
                 let i = v as usize * g.width + u as usize;
+                if !keep(i) {
+                    continue;
+                }
                 sr += self.chroma[i][0] as f64;
                 sg += self.chroma[i][1] as f64;
                 sy += self.grey[i] as f64;

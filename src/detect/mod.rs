@@ -1090,4 +1090,37 @@ mod tests {
         assert!(phantoms.is_empty(), "coins where none lies: {phantoms:?}");
         assert_eq!(s.coins.len(), 1, "the overhanging coin: {s:?}");
     }
+
+    #[test]
+    fn a_ring_in_the_grain_across_the_tables_edge_is_no_coin() {
+        // A dark ring of the coin's size in the wood, cut by the table's edge: inside it
+        // lie the table top and the darker side face below it, a mix unlike the table,
+        // as a coin's inside is. Its part on the table is the table itself.
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 30.0);
+        let r = items.coin.radius;
+        let ring = Point::new(150.0, 0.6);
+        let rgb = supersample(&grid, |p| {
+            let beyond = -table.signed_distance(p);
+            if ((p - ring).norm() - r).abs() < 0.6 {
+                [60.0, 40.0, 25.0]
+            } else if beyond <= 0.0 {
+                [170.0, 120.0, 75.0]
+            } else if beyond < 2.0 * r + 2.0 {
+                [70.0, 45.0, 30.0]
+            } else {
+                [200.0, 200.0, 205.0]
+            }
+        });
+        let red = [200, 30, 40];
+        let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
+        let s = det.detect(&TopView {
+            grid,
+            rgb: &rgb,
+            bgr: false,
+        });
+        let phantoms: Vec<_> = s.coins.iter().map(|c| c.pt_in_table).collect();
+        assert!(phantoms.is_empty(), "coins where none lies: {phantoms:?}");
+    }
 }
