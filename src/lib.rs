@@ -36,9 +36,11 @@
 //! | `replay` | diagrams, annotated video, HTML report, CSV/MOT export, summary over records | the above |
 //! | `cli` | the command line (anyhow) | everything |
 
+pub mod amend;
 pub mod calibration;
 pub mod config;
 pub mod detect;
+pub mod driver;
 pub mod eval;
 pub mod geometry;
 pub mod limits;

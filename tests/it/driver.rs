@@ -1,0 +1,1 @@
+//! The analysis driver, driven in-process.
