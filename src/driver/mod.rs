@@ -113,7 +113,8 @@ impl Settings {
     /// The frame rate the analysis runs at: the one given, else the source's when
     /// within the limits (outside them it is a damaged header), else 30.
     pub fn fps_for(&self, source: Option<f64>) -> f64 {
-        let source = source.filter(|f| (crate::limits::MIN_FPS..=crate::limits::MAX_FPS).contains(f));
+        let source =
+            source.filter(|f| (crate::limits::MIN_FPS..=crate::limits::MAX_FPS).contains(f));
         self.fps.or(source).unwrap_or(30.0)
     }
 }
@@ -262,7 +263,11 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         start.and_then(|s| s.state.clone()),
     )?;
     listener.begin(&info);
-    let mut tell = Teller { fps, duties: analysis.state().duties.clone(), said: 0 };
+    let mut tell = Teller {
+        fps,
+        duties: analysis.state().duties.clone(),
+        said: 0,
+    };
     let state = analysis.state();
     tell.emit(
         &mut *listener,
@@ -328,7 +333,12 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
     let unseen = analysis.colours_never_seen();
     let strangers = analysis.strangers().to_vec();
     analysis.close()?;
-    tell.shots(&mut *listener, &analysis, &video.damaged_frames, frames.saturating_sub(1))?;
+    tell.shots(
+        &mut *listener,
+        &analysis,
+        &video.damaged_frames,
+        frames.saturating_sub(1),
+    )?;
     let (mut record, state) = analysis.finish(video)?;
     mark_damage(&mut record);
     let damage = damage_warning(&record);
@@ -694,11 +704,24 @@ mod tests {
     fn damaged_frames_fall_in_the_first_shot_resting_at_or_after_them() {
         let mut r = record_with(vec![3, 10, 11, 40], &[10, 20, 30]);
         mark_damage(&mut r);
-        assert_eq!(r.video.damaged_shots, vec![0]);
-        assert_eq!(r.shots[0].notes.len(), 1);
-        assert!(r.shots[0].notes[0].starts_with("frames 3, 10"), "{:?}", r.shots[0].notes);
+        // 3 and 10 up to shot 0's rest, 11 after it up to shot 1's; 40 after the last.
+        assert_eq!(r.video.damaged_shots, vec![0, 1]);
+        assert!(
+            r.shots[0].notes[0].starts_with("frames 3, 10 could"),
+            "{:?}",
+            r.shots[0].notes
+        );
+        assert!(
+            r.shots[1].notes[0].starts_with("frame 11 could"),
+            "{:?}",
+            r.shots[1].notes
+        );
+        assert!(r.shots[2].notes.is_empty());
         let line = damage_warning(&r).expect("a warning");
-        assert!(line.contains("4 damaged frames (3, 10, 11, 40) fall in shot 0"), "{line}");
+        assert!(
+            line.contains("4 damaged frames (3, 10, 11, 40) fall in shots 0, 1"),
+            "{line}"
+        );
         let mut clean = record_with(vec![], &[10]);
         mark_damage(&mut clean);
         assert!(damage_warning(&clean).is_none());
