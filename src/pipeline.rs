@@ -8,7 +8,7 @@ use crate::config::Game;
 use crate::geometry::Table;
 use crate::model::{FrameIdx, ItemId, ItemKind, PlayerIdx};
 use crate::record::{Record, Shot, StartState, VideoInfo, RECORD_VERSION};
-use crate::rules::{judge_shot, MatchState, RulesError};
+use crate::rules::{judge_shot, MatchState, RulesError, ShotJudgement};
 use crate::shots::{ShotConfig, ShotCutter};
 use crate::track::{FrameDetections, StrangerTag, TrackError, Tracker, TrackerConfig};
 use std::collections::BTreeSet;
@@ -31,6 +31,8 @@ pub struct Analysis {
     tracker: Tracker,
     cutter: ShotCutter,
     shots: Vec<Shot>,
+    /// Each shot's judgement (the points with their rules), as `shots`.
+    judgements: Vec<ShotJudgement>,
     state: MatchState,
     first_shot_index: usize,
     frames: u64,
@@ -73,6 +75,7 @@ impl Analysis {
             tracker,
             cutter,
             shots: Vec::new(),
+            judgements: Vec::new(),
             first_shot_index: state.shots_judged,
             state,
             frames: 0,
@@ -127,11 +130,31 @@ impl Analysis {
                 .collect();
         }
         let (next, judgement) = judge_shot(&self.game, &self.table, &self.state, &shot)?;
-        shot.score = judgement.score;
-        shot.put_back = judgement.put_back;
-        shot.violations = judgement.violations;
+        shot.score.clone_from(&judgement.score);
+        shot.put_back.clone_from(&judgement.put_back);
+        shot.violations.clone_from(&judgement.violations);
         self.state = next;
         self.shots.push(shot);
+        self.judgements.push(judgement);
+        Ok(())
+    }
+
+    /// The shots judged so far, in order (a shot is judged the frame it comes to rest).
+    pub fn shots(&self) -> &[Shot] {
+        &self.shots
+    }
+
+    /// The judgement of the `k`-th shot of [`shots`](Self::shots).
+    pub fn judgement(&self, k: usize) -> Option<&ShotJudgement> {
+        self.judgements.get(k)
+    }
+
+    /// Ends the stream: a shot still in progress is cut at the last frame and judged
+    /// (see [`ShotCutter::finish`]); [`finish`](Self::finish) then writes the record.
+    pub fn close(&mut self) -> Result<(), PipelineError> {
+        if let Some(shot) = self.cutter.finish() {
+            self.judge(shot)?;
+        }
         Ok(())
     }
 
@@ -157,11 +180,9 @@ impl Analysis {
         &self.state
     }
 
-    /// Closes a shot still in progress and writes the record.
+    /// Closes a shot still in progress ([`close`](Self::close)) and writes the record.
     pub fn finish(mut self, video: VideoInfo) -> Result<(Record, MatchState), PipelineError> {
-        if let Some(shot) = self.cutter.finish() {
-            self.judge(shot)?;
-        }
+        self.close()?;
         let record = Record {
             version: RECORD_VERSION,
             video,

@@ -1,9 +1,9 @@
 //! `fishtrack analyse`: a recorded match in, `record.json` and a scoreboard out.
-//! Streams the video (memory stays flat; decoding on a thread of its own), looks
-//! only where the table changed (`vision::topview::Watcher`), tracks, cuts shots
-//! and judges them with the rules engine.
+//! Parses the arguments, resolves them into the driver's [`Settings`] and start, runs
+//! the library's analysis driver (`driver`: decoding, change gate, looks, tracking,
+//! shots and rules, on threads of their own, memory flat) on each video, and prints.
 //! Several videos are analysed in parallel, one record each; `--chain` runs them
-//! as one match. Uses: vision (frames), detect, pipeline, rules, record.
+//! as one match. Uses: driver, record, score (the scoreboard).
 
 use anyhow::{bail, Context};
 use clap::Args;
@@ -11,36 +11,13 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 use crate::calibration::TableCalibration;
-use crate::config::{load_json, Game};
-use crate::detect::{Detector, DetectorConfig};
-use crate::geometry::Table;
-use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
-use crate::pipeline::Analysis;
-use crate::record::{Record, StartState, VideoInfo};
-use crate::rules::MatchState;
-use crate::track::StrangerTag;
-use crate::vision::topview::{
-    gate_views, stream_views, FrameGate, FramePool, FrameReader, Gated, LookStats, TopViewError,
-    TopViews, Watcher, COARSE_MM_PER_PX,
+use crate::config::Game;
+use crate::driver::{
+    self, Chain, Chained, DriverError, Listener, Outcome, Settings, SourceInfo, Start, VideoSource,
 };
-
-/// Decoded frames waiting for the change gate, with their coarse views (a 1280x720
-/// frame is 2.8 MB, its coarse view 0.6 MB).
-const FRAMES_AHEAD: usize = 8;
-/// Images past the gate waiting for their look (only frames a look needs keep
-/// theirs): enough that the decoding runs on well ahead while this thread works
-/// through a moving table, few enough that memory stays flat however long the video
-/// (8: 2.16 s and 187 MB on the bundled-size match; 16: 1.98 s, 208 MB; 40: 1.92 s,
-/// 273 MB).
-const IMAGES_AHEAD: usize = 16;
-/// Frames past the change gate waiting for their look (those without an image
-/// cost a few bytes): while this thread works through a moving table, the other
-/// core decodes the still frames after it.
-const GATED_AHEAD: usize = 512;
-/// Threads making coarse views.
-const COARSE_WORKERS: usize = 2;
-/// Floor shown around the table in the top view, mm: falling items are seen there.
-const VIEW_MARGIN_MM: f64 = 40.0;
+use crate::model::PlayerIdx;
+use crate::record::Record;
+use crate::track::{FrameDetections, StrangerTag};
 
 #[derive(Debug, Args)]
 #[command(
@@ -120,14 +97,9 @@ pub struct AnalyseArgs {
 
 /// Everything the analysis of one clip needs besides the video.
 struct Setup {
-    game: Game,
-    calibration: TableCalibration,
-    mm_per_px: f64,
-    fps: Option<f64>,
+    settings: Settings,
     detections: Option<PathBuf>,
     quiet: bool,
-    every_frame: bool,
-    streaks: bool,
 }
 
 pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
@@ -166,14 +138,16 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
         .map(Pending::create)
         .transpose()?;
     let setup = Setup {
-        game,
-        calibration,
-        mm_per_px: args.mm_per_px,
-        fps: args.fps,
+        settings: Settings {
+            game,
+            calibration,
+            mm_per_px: args.mm_per_px,
+            fps: args.fps,
+            every_frame: args.every_frame,
+            streaks: args.streaks,
+        },
         detections: detections.as_ref().map(|d| d.path().to_path_buf()),
         quiet: args.quiet,
-        every_frame: args.every_frame,
-        streaks: args.streaks,
     };
     if setup.detections.is_some() && videos.len() > 1 {
         bail!("--detections takes one video");
@@ -194,7 +168,7 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
     if single {
         let pending = Pending::create(&output)?;
         let (record, colours) = analyse_clips(&videos, &setup, start)?;
-        let wrong = colours.wrong(&setup.game);
+        let wrong = colours.wrong(&setup.settings.game);
         pending.write(&record)?;
         if let Some(d) = detections {
             d.commit()?;
@@ -235,7 +209,7 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
             let r = analyse_clips(std::slice::from_ref(&v), &setup, start.clone()).and_then(
                 |(rec, colours)| {
                     pending.write(&rec)?;
-                    if let Some(missing) = colours.wrong(&setup.game) {
+                    if let Some(missing) = colours.wrong(&setup.settings.game) {
                         if !args.force {
                             bail!("wrote {} but {missing}", out.display());
                         }
@@ -468,170 +442,10 @@ fn resolve_videos(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// The opening poses and match state of a clip.
-#[derive(Clone)]
-struct Start {
-    poses: StartState,
-    state: Option<MatchState>,
-}
-
-/// Reads `--start`: a previous record (its last rest poses and match state) or a state.json.
+/// Reads `--start` against the set-up.
 fn load_start(path: &Path, setup: &Setup) -> anyhow::Result<Start> {
-    let value: serde_json::Value = load_json(path)?;
-    if value.get("shots").is_some() {
-        let record = Record::load(path)?;
-        return start_from_record(&record, setup).with_context(|| format!("{}", path.display()));
-    }
-    let poses = StartState::load(path)?;
-    validate_start(&poses, setup).with_context(|| format!("{}", path.display()))?;
-    let state = MatchState::from_start(&setup.game, &poses);
-    Ok(Start {
-        poses,
-        state: Some(state),
-    })
-}
-
-fn start_from_record(record: &Record, setup: &Setup) -> anyhow::Result<Start> {
-    let names: Vec<&str> = setup.game.players.iter().map(|p| p.name.as_str()).collect();
-    if record
-        .players
-        .iter()
-        .map(String::as_str)
-        .ne(names.iter().copied())
-    {
-        bail!(
-            "the record is from another game set-up (players {:?}, this game has {:?})",
-            record.players,
-            names
-        );
-    }
-    // Same names but other colours (or another count) is another set-up as well.
-    if let Some(g) = &record.game {
-        let colours = |ps: &[crate::config::Player]| -> Vec<String> {
-            ps.iter().map(|p| p.color.to_ascii_lowercase()).collect()
-        };
-        if colours(&g.players) != colours(&setup.game.players) {
-            bail!(
-                "the record is from another game set-up (colours {:?}, this game has {:?})",
-                colours(&g.players),
-                colours(&setup.game.players)
-            );
-        }
-    }
-    let Some(last) = record.shots.last() else {
-        bail!("the record has no shots to continue from");
-    };
-    let state = record_end_state(record, setup)?;
-    let poses = StartState {
-        poses: last.end.clone(),
-        next_player: Some(state.next_player),
-        scores: Some(state.scores.clone()),
-    };
-    validate_start(&poses, setup)?;
-    Ok(Start {
-        poses,
-        state: Some(continued(state)),
-    })
-}
-
-/// The match state after a record's last shot. A record of a whole match is
-/// rescored from the start of the match; a record of a clip that itself continued
-/// a match (its first shot's index is not 0) is rescored from the state it opened
-/// with, read back from the record: whose move it was (its first shot's mover by
-/// turn), the scores before it (its totals less its shots' points), the items on the
-/// table (its first shot's start, less what was put back before that flick), the
-/// moves made (its first shot's index, in turn from player 0).
-fn record_end_state(record: &Record, setup: &Setup) -> anyhow::Result<MatchState> {
-    let game = &setup.game;
-    let table = &setup.calibration.table;
-    let Some(first) = record.shots.first().filter(|s| s.index > 0) else {
-        let (_, _, state) = crate::rules::rescore_detailed(game, table, record)?;
-        return Ok(state);
-    };
-    let players = game.player_count();
-    let scores: Vec<i32> = (0..players)
-        .map(|p| {
-            let total = record.scores.get(p).copied().unwrap_or(0);
-            total
-                - record
-                    .shots
-                    .iter()
-                    .map(|s| s.score.get(p).copied().unwrap_or(0))
-                    .sum::<i32>()
-        })
-        .collect();
-    let mut poses = first.start.clone();
-    if let Some(b) = &first.before {
-        for p in &b.placed {
-            poses.remove(&p.item);
-        }
-    }
-    let opening = StartState {
-        poses,
-        next_player: Some(first.player),
-        scores: Some(scores),
-    };
-    let mut state = MatchState::from_start(game, &opening).with_fps(record.video.fps);
-    state.shots_judged = first.index;
-    // The shots before it, taken as made in turn from player 0.
-    for (p, m) in state.moves_made.iter_mut().enumerate() {
-        *m = (0..first.index).filter(|k| k % players == p).count() as u32;
-    }
-    for shot in &record.shots {
-        let (next, _) = crate::rules::judge_shot(game, table, &state, shot)?;
-        state = next;
-    }
-    Ok(state)
-}
-
-/// A match state carried into the next clip: its frame numbers belong to the
-/// previous video, so they are forgotten (the next clip's first interlude starts
-/// at its first frame).
-fn continued(mut state: MatchState) -> MatchState {
-    state.last_rest_frame = None;
-    state
-}
-
-fn validate_start(start: &StartState, setup: &Setup) -> anyhow::Result<()> {
-    let players = setup.game.player_count();
-    let table: &Table = &setup.calibration.table;
-    for (id, pose) in &start.poses {
-        if id.owner >= players {
-            bail!(
-                "{id} names player {} but the game has {players} players",
-                id.owner
-            );
-        }
-        check_pose(id, pose, table)?;
-    }
-    if let Some(p) = start.next_player {
-        if p >= players {
-            bail!("next_player is {p} but the game has {players} players");
-        }
-    }
-    if let Some(s) = &start.scores {
-        if s.len() != players {
-            bail!(
-                "scores has {} entries but the game has {players} players",
-                s.len()
-            );
-        }
-    }
-    Ok(())
-}
-
-fn check_pose(id: &ItemId, pose: &Pose, table: &Table) -> anyhow::Result<()> {
-    if !(pose.x.is_finite() && pose.y.is_finite() && pose.theta.is_none_or(f64::is_finite)) {
-        bail!("{id}: its pose is not a finite number");
-    }
-    if !table.contains(pose.point()) {
-        bail!(
-            "{id} at ({:.1}, {:.1}) mm lies off the table",
-            pose.x,
-            pose.y
-        );
-    }
-    Ok(())
+    let s = &setup.settings;
+    Ok(Start::load(path, &s.game, &s.calibration.table)?)
 }
 
 /// Analyses consecutive clips as one match: the record, the players whose colour
@@ -641,170 +455,74 @@ fn analyse_clips(
     setup: &Setup,
     start: Option<Start>,
 ) -> anyhow::Result<(Record, ColoursSeen)> {
-    let mut start = start;
-    let mut merged: Option<Record> = None;
-    let mut unseen_everywhere: Option<Vec<PlayerIdx>> = None;
-    let mut strangers = Vec::new();
+    let mut chain = Chain::new(start);
     for video in videos {
-        let (record, state, seen) = analyse_one(video, setup, start.as_ref())?;
-        unseen_everywhere = Some(match unseen_everywhere {
-            None => seen.unseen,
-            Some(u) => u.into_iter().filter(|n| seen.unseen.contains(n)).collect(),
-        });
-        strangers.extend(seen.strangers);
-        let next_poses = record.shots.last().map(|s| s.end.clone());
-        merged = Some(match merged {
-            None => record,
-            Some(mut m) => {
-                m.video.path = format!("{} + {}", m.video.path, record.video.path);
-                m.append_clip(record);
-                m
-            }
-        });
-        // The next clip opens where this one came to rest, with its match state.
-        if let Some(poses) = next_poses {
-            start = Some(Start {
-                poses: StartState {
-                    poses,
-                    next_player: Some(state.next_player),
-                    scores: Some(state.scores.clone()),
-                },
-                state: Some(continued(state)),
-            });
-        }
+        let outcome = analyse_one(video, setup, chain.start())?;
+        chain.add(outcome);
     }
-    let record = merged.context("no video given")?;
-    let colours = ColoursSeen {
-        unseen: unseen_everywhere.unwrap_or_default(),
+    let Chained {
+        record,
+        unseen,
         strangers,
-    };
-    Ok((record, colours))
+    } = chain.finish().context("no video given")?;
+    Ok((record, ColoursSeen { unseen, strangers }))
 }
 
-fn analyse_one(
-    video: &Path,
-    setup: &Setup,
-    start: Option<&Start>,
-) -> anyhow::Result<(Record, MatchState, ColoursSeen)> {
+/// What the command line shows while the driver runs: the progress bar, and every
+/// frame's detections into the `--detections` file.
+struct Shown {
+    bar: Option<indicatif::ProgressBar>,
+    dump: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl Listener for Shown {
+    fn begin(&mut self, info: &SourceInfo) {
+        self.bar = Some(super::progress_bar(info.frames.unwrap_or(0), "analysing"));
+    }
+
+    fn detections(&mut self, dets: &FrameDetections) -> Result<(), DriverError> {
+        if let Some(out) = self.dump.as_mut() {
+            use std::io::Write;
+            serde_json::to_writer(&mut *out, dets)?;
+            out.write_all(b"\n").map_err(|source| DriverError::Output {
+                what: "the detections file".to_string(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn progress(&mut self, frames: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(frames);
+        }
+    }
+}
+
+fn analyse_one(video: &Path, setup: &Setup, start: Option<&Start>) -> anyhow::Result<Outcome> {
     let spec = video.to_string_lossy().to_string();
     let began = std::time::Instant::now();
-    let reader = FrameReader::open(&spec, setup.calibration.camera.image_size)?;
-    // A container's frame rate outside the limits is no frame rate (a damaged header).
-    let container_fps = reader
-        .fps()
-        .filter(|f| (crate::limits::MIN_FPS..=crate::limits::MAX_FPS).contains(f));
-    let fps = setup.fps.or(container_fps).unwrap_or(30.0);
-    let expected = reader.len();
-    let coarse = TopViews::coarse(
-        &setup.calibration,
-        COARSE_MM_PER_PX.max(setup.mm_per_px),
-        VIEW_MARGIN_MM,
-    )?;
-    let players = setup.game.player_count();
-    // Tops of tags and coins stand above the table; where they really are depends
-    // on where the camera looks from.
-    let camera = setup.calibration.camera_position_mm();
-    let mut analysis = Analysis::new(
-        &setup.game,
-        setup.calibration.table.clone(),
-        fps,
-        start.map(|s| &s.poses),
-        start.and_then(|s| s.state.clone()),
-    )?;
-    let bar = super::progress_bar(expected.unwrap_or(0), "analysing");
-    let mut stopped: Option<String> = None;
-    // Frames up to the last one read, damaged ones among them.
-    let mut frames: u64 = 0;
-    let mut damaged: Vec<FrameIdx> = Vec::new();
-    let mut dump = match &setup.detections {
+    let source = VideoSource::open(&spec, &setup.settings)?;
+    let dump = match &setup.detections {
         Some(p) => Some(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
         )),
         None => None,
     };
-    // Other threads decode, make the coarse views and run the change gate while this
-    // one looks and tracks, side by side on the two cores: OpenCV's capture decodes
-    // on one thread, the coarse views are made on two, and the gate, which needs no
-    // look's result (see `FrameGate`), runs ahead on its own. Frames the gate lets
-    // through without an image cost nothing to keep, so while this thread works
-    // through a moving table the decoding runs on through the still table after it.
-    let pool = FramePool::default();
-    // The stages below already keep both cores busy; OpenCV's own thread pool
-    // (splitting each remap) would only add hand-offs between them.
-    opencv::core::set_num_threads(1).context("OpenCV threads")?;
-    let stats = std::thread::scope(|scope| -> anyhow::Result<LookStats> {
-        let views = stream_views(scope, reader, &coarse, &pool, COARSE_WORKERS, FRAMES_AHEAD);
-        let gate = FrameGate::new(coarse.grid(), setup.every_frame);
-        let mut gated = gate_views(scope, views, gate, GATED_AHEAD, IMAGES_AHEAD);
-        // Built while the first frames decode.
-        let full = TopViews::new(&setup.calibration, setup.mm_per_px, VIEW_MARGIN_MM)?;
-        let colours: Vec<[u8; 3]> = setup
-            .game
-            .players
-            .iter()
-            .map(|p| p.rgb().unwrap_or([0, 0, 0]))
-            .collect();
-        let detector = Detector::new(
-            &setup.game.items,
-            &colours,
-            setup.calibration.table.clone(),
-            DetectorConfig {
-                coin_streaks: setup.streaks,
-                ..DetectorConfig::default()
-            },
-        );
-        let mut watcher =
-            Watcher::new(full, coarse.grid(), detector, players).always_whole(setup.every_frame);
-        while let Some(item) = gated.next_frame() {
-            let Gated {
-                index,
-                change,
-                frame,
-            } = match item {
-                Ok(x) => x,
-                Err(e @ TopViewError::SizeMismatch { .. }) => return Err(e.into()),
-                Err(e) => {
-                    stopped = Some(format!("{e}"));
-                    break;
-                }
-            };
-            let mut seen = watcher.look(frame.as_ref(), &change)?;
-            if let Some(frame) = frame {
-                pool.give(frame.image);
-                gated.done_with_image();
-            }
-            if let Some(camera) = &camera {
-                seen = seen.seen_from(camera, &setup.game.items, watcher.footprint());
-            }
-            let dets = seen.to_frame_detections(index, players, watcher.footprint());
-            analysis.push(index, &dets)?;
-            if let Some(out) = dump.as_mut() {
-                use std::io::Write;
-                serde_json::to_writer(&mut *out, &dets)?;
-                out.write_all(b"\n")?;
-            }
-            // A frame that failed to decode leaves a gap in the indices.
-            damaged.extend(frames..index);
-            frames = index + 1;
-            bar.set_position(frames);
-        }
-        Ok(watcher.stats())
-    })?;
-    bar.finish_and_clear();
-    if frames == 0 {
-        match stopped {
-            Some(why) => bail!("{}: no frame could be read ({why})", video.display()),
-            None => bail!("{}: the video has no frames", video.display()),
-        }
+    let mut shown = Shown { bar: None, dump };
+    let outcome = driver::run(&setup.settings, start, source, &mut shown);
+    if let Some(bar) = &shown.bar {
+        bar.finish_and_clear();
     }
-    if stopped.is_none() {
-        if let Some(expected) = expected.filter(|n| frames < *n) {
-            stopped = Some(format!(
-                "the file says {expected} frames; it may be truncated"
-            ));
-        }
+    let outcome = outcome?;
+    // The buffered detections are written out with the record (`Pending::commit`).
+    if let (Some(mut out), Some(path)) = (shown.dump.take(), &setup.detections) {
+        use std::io::Write;
+        out.flush()
+            .with_context(|| format!("writing {}", path.display()))?;
     }
-    if let Some(why) = &stopped {
+    let frames = outcome.frames;
+    if let Some(why) = &outcome.record.video.stopped {
         eprintln!(
             "fishtrack: warning: {}: stopped after {frames} frames ({why}); the record covers what was read, and a shot after frame {} may be missing or cut",
             video.display(),
@@ -813,6 +531,7 @@ fn analyse_one(
     }
     if !setup.quiet {
         let took = began.elapsed().as_secs_f64();
+        let stats = outcome.looked.unwrap_or_default();
         eprintln!(
             "fishtrack: {}: {frames} frames in {took:.1} s ({:.0} frames/s); looked at {:.1} % of the view ({} whole, {} in part, {} unchanged)",
             video.display(),
@@ -823,105 +542,10 @@ fn analyse_one(
             stats.reused,
         );
     }
-    let [width, height] = setup.calibration.camera.image_size;
-    let info = VideoInfo {
-        path: spec,
-        fps,
-        frames,
-        width,
-        height,
-        damaged_frames: damaged,
-        damaged_shots: Vec::new(),
-        stopped: stopped.clone(),
-    };
-    let colours = ColoursSeen {
-        unseen: analysis.colours_never_seen(),
-        strangers: analysis.strangers().to_vec(),
-    };
-    let (mut record, state) = analysis.finish(info)?;
-    mark_damage(&mut record);
-    if let Some(line) = damage_warning(&record) {
+    if let Some(line) = &outcome.damage {
         eprintln!("fishtrack: warning: {}: {line}", video.display());
     }
-    Ok((record, state, colours))
-}
-
-/// Marks the shots `record`'s damaged frames fall in: each falls in the first shot
-/// whose rest frame is at or after it (see `VideoInfo::damaged_shots`), which says
-/// so in its notes.
-fn mark_damage(record: &mut Record) {
-    let damaged = &record.video.damaged_frames;
-    let mut after: Option<FrameIdx> = None;
-    let mut shots = Vec::new();
-    for shot in &mut record.shots {
-        let inside: Vec<FrameIdx> = damaged
-            .iter()
-            .copied()
-            .filter(|f| after.is_none_or(|a| *f > a) && *f <= shot.rest_frame)
-            .collect();
-        after = Some(shot.rest_frame);
-        if inside.is_empty() {
-            continue;
-        }
-        shot.notes.push(format!(
-            "{} could not be decoded whole and {} skipped: what happened then is unseen, so this shot's judgement may be wrong",
-            frames_named(&inside),
-            if inside.len() == 1 { "was" } else { "were" }
-        ));
-        shots.push(shot.index);
-    }
-    record.video.damaged_shots = shots;
-}
-
-/// The one line saying what damaged frames `record` has and what they may change.
-fn damage_warning(record: &Record) -> Option<String> {
-    let damaged = &record.video.damaged_frames;
-    if damaged.is_empty() {
-        return None;
-    }
-    let (n, list) = (damaged.len(), index_list(damaged));
-    let (what, fall) = if n == 1 {
-        ("damaged frame", "falls")
-    } else {
-        ("damaged frames", "fall")
-    };
-    let shots = &record.video.damaged_shots;
-    Some(match shots.len() {
-        0 => format!(
-            "{n} {what} ({list}) skipped, after the last shot's rest; no score depends on it"
-        ),
-        1 => format!(
-            "{n} {what} ({list}) {fall} in shot {}; its score may be wrong",
-            shots[0]
-        ),
-        _ => format!(
-            "{n} {what} ({list}) {fall} in shots {}; their scores may be wrong",
-            index_list(shots)
-        ),
-    })
-}
-
-/// `frame 7` or `frames 7, 8, 9`.
-fn frames_named(frames: &[FrameIdx]) -> String {
-    match frames {
-        [one] => format!("frame {one}"),
-        _ => format!("frames {}", index_list(frames)),
-    }
-}
-
-/// Numbers joined by commas, the first few when there are many.
-fn index_list<T: std::fmt::Display>(items: &[T]) -> String {
-    const SHOWN: usize = 10;
-    let mut text = items
-        .iter()
-        .take(SHOWN)
-        .map(T::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
-    if items.len() > SHOWN {
-        text.push_str(&format!(" and {} more", items.len() - SHOWN));
-    }
-    text
+    Ok(outcome)
 }
 
 fn print_scoreboard(record: &Path) -> anyhow::Result<()> {

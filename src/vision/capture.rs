@@ -63,6 +63,13 @@ fn cv<T>(what: &str, r: opencv::Result<T>) -> Result<T, CaptureError> {
     })
 }
 
+/// Makes OpenCV's own thread pool one thread: for pipelines whose stages already
+/// keep every core busy (`driver`'s video source), where splitting each call would
+/// only add hand-offs between them.
+pub fn use_one_opencv_thread() -> Result<(), CaptureError> {
+    cv("OpenCV threads", core::set_num_threads(1))
+}
+
 /// One decoded frame (BGR, 8 bit).
 pub struct Frame {
     /// 0-based position in its source.

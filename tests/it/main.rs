@@ -14,6 +14,7 @@
 //! the current directory or set environment variables of this process.
 //! Fixtures stay in `tests/data/` (paths from `env!("CARGO_MANIFEST_DIR")`).
 
+mod amend;
 mod analyse_cli;
 mod analyse_start;
 mod calibrate_board;
@@ -28,6 +29,7 @@ mod coin_streaks;
 #[cfg(feature = "opencv")]
 mod common;
 mod damaged_video;
+mod driver;
 #[cfg(feature = "opencv")]
 mod eval_suite;
 #[cfg(feature = "opencv")]

@@ -1,0 +1,336 @@
+//! What the driver says as a match is played: one [`EventLine`] per thing that
+//! happened, serialised as one JSON object a line (`live`'s stdout and its journal),
+//! versioned by [`EVENT_VERSION`]. docs/live.md documents the schema.
+//! Uses: model, record, rules.
+
+use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
+use crate::record::PutBack;
+use crate::rules::PointEntry;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The schema version this build writes and reads. Adding a field or an event kind
+/// keeps it; renaming, removing or changing the meaning of one raises it.
+pub const EVENT_VERSION: u32 = 1;
+
+/// One event with when it happened and when it was known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventLine {
+    /// [`EVENT_VERSION`] of the writer.
+    pub version: u32,
+    /// The frame the event is about (a flick's frame, an item's exit frame, a shot's
+    /// rest frame), container indices from 0.
+    pub frame: FrameIdx,
+    /// `frame` in seconds from the start of the source.
+    pub t_s: f64,
+    /// The last frame read when the event was known: `known_at - frame` frames of
+    /// latency. A resume goes on from the frame after the last `known_at`.
+    pub known_at: FrameIdx,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// The camera's state, as `camera` events say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CameraState {
+    /// The source opened and frames come.
+    Connected,
+    /// Frames stopped coming (a camera unplugged, a stream gone).
+    Lost,
+    /// Frames come again after a loss.
+    Reconnected,
+    /// Frames were dropped (the analysis fell behind a paced source).
+    FramesDropped,
+}
+
+/// A put-back duty: what must go back where before the next move (R6, R8, R9, R10).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Duty {
+    pub item: ItemId,
+    /// For a fish the legal pose the rules computed, for a coin the hole centre;
+    /// absent when there is none (then `rule` and `reason` say why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pose: Option<Pose>,
+    /// `R6a`, `R6b`, `R6c`, `R8a` … .
+    pub rule: String,
+    /// Coins only (R8): `possible` (must go back now), `optional` or `impossible`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    /// Coins only: whether it may go back at all (`possible` or `optional`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub may_go_back: Option<bool>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
+impl From<&PutBack> for Duty {
+    fn from(p: &PutBack) -> Duty {
+        Duty {
+            item: p.item,
+            pose: p.pose,
+            rule: p.rule.clone(),
+            verdict: p.verdict.clone(),
+            may_go_back: p.verdict.as_deref().map(|v| v != "impossible"),
+            reason: p.reason.clone(),
+        }
+    }
+}
+
+/// What happened. Serialised with its kind in `"event"` (snake case), its fields
+/// beside the [`EventLine`]'s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The analysis began: who plays, the scores and whose move it is, where the
+    /// items lie when known (a start or a resume; empty for a fresh match, whose
+    /// items are named as they are first seen).
+    MatchReady {
+        players: Vec<String>,
+        moves_per_player: u32,
+        scores: Vec<i32>,
+        mover: PlayerIdx,
+        #[serde(default)]
+        poses: BTreeMap<ItemId, Pose>,
+    },
+    /// The next move may be made once the duties are done: its number (1 = the
+    /// match's first move; moves out of turn do not count), who makes it, and what
+    /// must be put back first, in put-back order.
+    MoveReady {
+        number: u32,
+        /// Index the next shot will have in the record.
+        shot: usize,
+        mover: PlayerIdx,
+        #[serde(default)]
+        duties: Vec<Duty>,
+    },
+    /// A shot was struck: by whom by turn order, and the item seen to move first
+    /// (absent if unseen; another player's fish is R11 1.1 or 3).
+    Flick {
+        shot: usize,
+        mover: PlayerIdx,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_moved: Option<ItemId>,
+    },
+    /// An item left the table, crossing its edge at `exit` (table mm).
+    ItemLost {
+        shot: usize,
+        item: ItemId,
+        exit: Pose,
+    },
+    /// An item was put back on the table between shots, and where it came to rest;
+    /// `duty` is what the rules asked for it, `legal` whether no put-back violation
+    /// (R11 2.1, 2.3) names it.
+    PutBackSeen {
+        /// The shot whose interlude it was put back in.
+        shot: usize,
+        item: ItemId,
+        pose: Pose,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duty: Option<Duty>,
+        legal: bool,
+    },
+    /// A camera-visible violation (R11 code), with its evidence and fine.
+    Violation {
+        shot: usize,
+        code: String,
+        player: PlayerIdx,
+        evidence: String,
+        fine: i32,
+    },
+    /// A shot came to rest and was judged: its points with their rules, the running
+    /// scores, the rest poses (identities for a resume), the match state after it.
+    ShotOver {
+        shot: usize,
+        mover: PlayerIdx,
+        /// Whether it counted as the mover's move (false when out of turn).
+        counted: bool,
+        flick_frame: FrameIdx,
+        /// Points each player got for this shot.
+        score: Vec<i32>,
+        /// Where the points came from (R5, R7, R11).
+        points: Vec<PointEntry>,
+        /// Running totals after this shot.
+        scores: Vec<i32>,
+        /// Whose move is next.
+        next_mover: PlayerIdx,
+        /// Moves each player has made so far.
+        moves_made: Vec<u32>,
+        /// Rest poses of every item on the table.
+        rest: BTreeMap<ItemId, Pose>,
+        /// Items off the table after it.
+        #[serde(default)]
+        off_table: Vec<ItemId>,
+        /// What must be put back before the next move.
+        #[serde(default)]
+        duties: Vec<Duty>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<String>,
+    },
+    /// Every player has made all their moves.
+    MatchOver { scores: Vec<i32>, shots: usize },
+    /// The source's state.
+    Camera {
+        state: CameraState,
+        /// Frames dropped, for `frames_dropped`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        dropped: Option<u64>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        detail: String,
+    },
+}
+
+impl Event {
+    /// The kind as written in `"event"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::MatchReady { .. } => "match_ready",
+            Event::MoveReady { .. } => "move_ready",
+            Event::Flick { .. } => "flick",
+            Event::ItemLost { .. } => "item_lost",
+            Event::PutBackSeen { .. } => "put_back_seen",
+            Event::Violation { .. } => "violation",
+            Event::ShotOver { .. } => "shot_over",
+            Event::MatchOver { .. } => "match_over",
+            Event::Camera { .. } => "camera",
+        }
+    }
+}
+
+impl EventLine {
+    /// `event` about `frame`, known when `known_at` was read, at `fps`.
+    pub fn new(frame: FrameIdx, known_at: FrameIdx, fps: f64, event: Event) -> EventLine {
+        let t_s = if fps > 0.0 { frame as f64 / fps } else { 0.0 };
+        EventLine {
+            version: EVENT_VERSION,
+            frame,
+            t_s,
+            known_at,
+            event,
+        }
+    }
+
+    /// One line of JSON, without the newline.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples() -> Vec<EventLine> {
+        let fish = ItemId::fish(1);
+        let duty = Duty {
+            item: ItemId::coin(0),
+            pose: Some(Pose::coin(10.0, 20.0)),
+            rule: "R8a".into(),
+            verdict: Some("possible".into()),
+            may_go_back: Some(true),
+            reason: String::new(),
+        };
+        let events = vec![
+            Event::MatchReady {
+                players: vec!["Anna".into(), "Boris".into()],
+                moves_per_player: 3,
+                scores: vec![0, 0],
+                mover: 0,
+                poses: BTreeMap::new(),
+            },
+            Event::Flick {
+                shot: 0,
+                mover: 0,
+                first_moved: Some(ItemId::fish(0)),
+            },
+            Event::ItemLost {
+                shot: 0,
+                item: fish,
+                exit: Pose::fish(0.0, 12.5, 1.0),
+            },
+            Event::ShotOver {
+                shot: 0,
+                mover: 0,
+                counted: true,
+                flick_frame: 3,
+                score: vec![1, 0],
+                points: vec![PointEntry {
+                    player: 0,
+                    points: 1,
+                    rule: "R5".into(),
+                    reason: "fish:1 fell".into(),
+                }],
+                scores: vec![1, 0],
+                next_mover: 1,
+                moves_made: vec![1, 0],
+                rest: BTreeMap::from([(ItemId::fish(0), Pose::fish(1.0, 2.0, 0.5))]),
+                off_table: vec![fish],
+                duties: vec![duty.clone()],
+                notes: vec![],
+            },
+            Event::MoveReady {
+                number: 2,
+                shot: 1,
+                mover: 1,
+                duties: vec![duty.clone()],
+            },
+            Event::PutBackSeen {
+                shot: 1,
+                item: ItemId::coin(0),
+                pose: Pose::coin(10.5, 20.0),
+                duty: Some(duty),
+                legal: true,
+            },
+            Event::Violation {
+                shot: 1,
+                code: "5".into(),
+                player: 1,
+                evidence: "31 s".into(),
+                fine: 0,
+            },
+            Event::MatchOver {
+                scores: vec![1, 0],
+                shots: 6,
+            },
+            Event::Camera {
+                state: CameraState::FramesDropped,
+                dropped: Some(4),
+                detail: String::new(),
+            },
+        ];
+        events
+            .into_iter()
+            .enumerate()
+            .map(|(k, e)| EventLine::new(k as u64 * 10, k as u64 * 10 + 3, 30.0, e))
+            .collect()
+    }
+
+    #[test]
+    fn every_event_kind_round_trips_through_one_json_line() {
+        for line in samples() {
+            let json = line.to_json().expect("serialises");
+            assert!(!json.contains('\n'), "{json}");
+            let value: serde_json::Value = serde_json::from_str(&json).expect("json");
+            assert_eq!(value["version"], EVENT_VERSION, "{json}");
+            assert_eq!(value["event"], line.event.kind(), "{json}");
+            let back: EventLine = serde_json::from_str(&json).expect("reads back");
+            assert_eq!(back, line);
+        }
+    }
+
+    #[test]
+    fn a_coin_duty_says_whether_it_may_go_back() {
+        let mut p = PutBack {
+            item: ItemId::coin(1),
+            pose: None,
+            rule: "R8c".into(),
+            verdict: Some("impossible".into()),
+            reason: "under a fish".into(),
+        };
+        assert_eq!(Duty::from(&p).may_go_back, Some(false));
+        p.verdict = Some("optional".into());
+        assert_eq!(Duty::from(&p).may_go_back, Some(true));
+        p.verdict = None;
+        assert_eq!(Duty::from(&p).may_go_back, None);
+    }
+}

@@ -1,0 +1,735 @@
+//! The analysis driver: frames from any source → detections → tracks → shots → rules,
+//! emitting each shot and event as soon as it is known. Used by `analyse` and `live`.
+//!
+//! - [`FrameSource`]: where each frame's detections come from — a video file, a
+//!   folder of images or a camera through `vision` ([`VideoSource`], with the
+//!   `opencv` feature: decoding, coarse views, change gate and looks on threads of
+//!   their own), or detections recorded before ([`Recorded`]: tests, `--detections`
+//!   files).
+//! - [`Settings`]: what the analysis is told (set-up, calibration, scale, flags),
+//!   resolved already: no command-line types here.
+//! - [`Listener`]: gets every [`EventLine`] (events.rs, documented in docs/live.md)
+//!   the moment it is known, every frame's detections and the progress.
+//! - [`run`]: one clip, returning the [`Outcome`] (the record and match state);
+//!   [`Chain`] carries a match from one clip into the next.
+//! - [`start`]: where a clip starts mid-match; [`journal`]: the events on disk, and
+//!   where a match stood when they stop.
+//!
+//! Uses: model, config, geometry, calibration, record, rules, track, pipeline, limits;
+//! vision (capture and top views) for [`VideoSource`] only.
+
+pub mod events;
+pub mod journal;
+mod recorded;
+pub mod start;
+#[cfg(feature = "opencv")]
+mod video;
+
+pub use events::{CameraState, Duty, Event, EventLine, EVENT_VERSION};
+pub use journal::{Journal, JournalError, JournalRead, ResumePoint};
+pub use recorded::Recorded;
+pub use start::{Start, StartError};
+#[cfg(feature = "opencv")]
+pub use video::VideoSource;
+
+use crate::calibration::TableCalibration;
+use crate::config::Game;
+use crate::model::{FrameIdx, PlayerIdx};
+use crate::pipeline::{Analysis, PipelineError};
+use crate::record::{PutBack, Record, VideoInfo};
+use crate::rules::MatchState;
+use crate::track::{FrameDetections, StrangerTag};
+
+/// Why an analysis could not run to a record.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error(transparent)]
+    Pipeline(#[from] PipelineError),
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error("{video}: no frame could be read ({why})")]
+    NoFrameRead { video: String, why: String },
+    #[error("{0}: the video has no frames")]
+    NoFrames(String),
+    /// A listener could not take an event or a frame (writing it failed).
+    #[error("{what}: {source}")]
+    Output {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: line {line}: not a frame's detections ({source})")]
+    Detections {
+        path: String,
+        line: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[cfg(feature = "opencv")]
+    #[error(transparent)]
+    TopView(#[from] crate::vision::topview::TopViewError),
+    #[cfg(feature = "opencv")]
+    #[error(transparent)]
+    Capture(#[from] crate::vision::capture::CaptureError),
+}
+
+/// What an analysis is told, resolved: no command-line types.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub game: Game,
+    pub calibration: TableCalibration,
+    /// Scale of the top view the detector works on, mm per pixel.
+    pub mm_per_px: f64,
+    /// Frames per second when the source's own figure is wrong or missing.
+    pub fps: Option<f64>,
+    /// Detect on the whole table in every frame (not only where it changed).
+    pub every_frame: bool,
+    /// Also look for coins as motion-blur streaks.
+    pub streaks: bool,
+}
+
+impl Settings {
+    /// Defaults for everything but the set-up and the calibration: 1 mm per pixel,
+    /// the source's frame rate, the change gate on, no streaks.
+    pub fn new(game: Game, calibration: TableCalibration) -> Settings {
+        Settings {
+            game,
+            calibration,
+            mm_per_px: 1.0,
+            fps: None,
+            every_frame: false,
+            streaks: false,
+        }
+    }
+
+    /// The frame rate the analysis runs at: the one given, else the source's when
+    /// within the limits (outside them it is a damaged header), else 30.
+    pub fn fps_for(&self, source: Option<f64>) -> f64 {
+        let source =
+            source.filter(|f| (crate::limits::MIN_FPS..=crate::limits::MAX_FPS).contains(f));
+        self.fps.or(source).unwrap_or(30.0)
+    }
+}
+
+/// What a source says about itself before its first frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceInfo {
+    /// What it was opened from (a path, `webcam:0`).
+    pub spec: String,
+    /// Its frame rate, if it says.
+    pub fps: Option<f64>,
+    /// How many frames it holds, if it says (a file's container claim; none for a camera).
+    pub frames: Option<u64>,
+    /// The index of the first frame it gives (0 for a file read from its start; a
+    /// resume goes on from a later one): frames missing after it are damaged.
+    pub first: FrameIdx,
+}
+
+/// How much of the view the looks covered ([`VideoSource`] only).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LookSummary {
+    /// Pixels looked at over pixels in all frames' whole views.
+    pub pixel_share: f64,
+    pub wholes: u64,
+    pub parts: u64,
+    pub reused: u64,
+}
+
+/// How a source's run ended.
+#[derive(Debug, Clone, Default)]
+pub struct SourceEnd {
+    /// Why reading stopped before the source's end (damage too long to read past);
+    /// `None`: read to the end, or stopped on request.
+    pub stopped: Option<String>,
+    pub looked: Option<LookSummary>,
+}
+
+/// Whether a source goes on after a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Go,
+    Stop,
+}
+
+/// Where frames come from, as each frame's detections, in frame order.
+pub trait FrameSource {
+    fn info(&self) -> SourceInfo;
+
+    /// Reads the source to its end, or until `frame` says [`Flow::Stop`], handing
+    /// `frame` every frame's detections in order (their `frame` is the source's
+    /// index: a frame that could not be read leaves a gap). Damage that ends the
+    /// reading early is [`SourceEnd::stopped`], not an error: what was read stands.
+    fn run(
+        self,
+        settings: &Settings,
+        frame: &mut dyn FnMut(&FrameDetections) -> Result<Flow, DriverError>,
+    ) -> Result<SourceEnd, DriverError>;
+}
+
+/// Gets what the driver knows, as soon as it knows it. Every method has a default
+/// that does nothing.
+pub trait Listener {
+    /// Before the first frame.
+    fn begin(&mut self, _info: &SourceInfo) {}
+
+    /// An event (see [`Event`]).
+    fn event(&mut self, _line: &EventLine) -> Result<(), DriverError> {
+        Ok(())
+    }
+
+    /// A frame's detections, after the pipeline took them.
+    fn detections(&mut self, _dets: &FrameDetections) -> Result<(), DriverError> {
+        Ok(())
+    }
+
+    /// Frames read so far (the last one's index + 1).
+    fn progress(&mut self, _frames: u64) {}
+
+    /// Asked after every frame: true ends the analysis there (Ctrl-C, the match over),
+    /// and the record covers what was read.
+    fn stop(&mut self) -> bool {
+        false
+    }
+}
+
+/// A listener that keeps every event (tests, tools).
+#[derive(Debug, Default)]
+pub struct Collect {
+    pub events: Vec<EventLine>,
+    pub frames: u64,
+}
+
+impl Listener for Collect {
+    fn event(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        self.events.push(line.clone());
+        Ok(())
+    }
+
+    fn progress(&mut self, frames: u64) {
+        self.frames = frames;
+    }
+}
+
+/// Every event also written to a journal.
+impl Listener for Journal {
+    fn event(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        Ok(self.append(line)?)
+    }
+}
+
+/// One clip analysed.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub record: Record,
+    /// The match state after its last shot.
+    pub state: MatchState,
+    /// Players whose colour never showed.
+    pub unseen: Vec<PlayerIdx>,
+    /// Whole tags of a colour no player has, as first reported.
+    pub strangers: Vec<StrangerTag>,
+    /// Frames up to the last one read (damaged ones among them).
+    pub frames: u64,
+    pub looked: Option<LookSummary>,
+    /// The one line saying what damaged frames there were and what they may change.
+    pub damage: Option<String>,
+    /// Whether a listener ended it before the source's end.
+    pub stopped_on_request: bool,
+}
+
+/// Analyses one clip from `source`, starting from `start` (mid-match) or the start
+/// of a match, telling `listener` everything as it is known.
+pub fn run<S: FrameSource, L: Listener + ?Sized>(
+    settings: &Settings,
+    start: Option<&Start>,
+    source: S,
+    listener: &mut L,
+) -> Result<Outcome, DriverError> {
+    let info = source.info();
+    let fps = settings.fps_for(info.fps);
+    let game = &settings.game;
+    let mut analysis = Analysis::new(
+        game,
+        settings.calibration.table.clone(),
+        fps,
+        start.map(|s| &s.poses),
+        start.and_then(|s| s.state.clone()),
+    )?;
+    listener.begin(&info);
+    let mut tell = Teller {
+        fps,
+        duties: analysis.state().duties.clone(),
+        said: 0,
+    };
+    let state = analysis.state();
+    tell.emit(
+        &mut *listener,
+        0,
+        0,
+        Event::MatchReady {
+            players: game.players.iter().map(|p| p.name.clone()).collect(),
+            moves_per_player: game.moves_per_player,
+            scores: state.scores.clone(),
+            mover: state.next_player,
+            poses: start.map(|s| s.poses.poses.clone()).unwrap_or_default(),
+        },
+    )?;
+    let ready = move_ready(state);
+    tell.emit(&mut *listener, 0, 0, ready)?;
+
+    let mut frames: u64 = info.first;
+    let mut damaged: Vec<FrameIdx> = Vec::new();
+    let mut on_request = false;
+    let end = source.run(settings, &mut |dets: &FrameDetections| {
+        let index = dets.frame;
+        // A frame that failed to decode leaves a gap in the indices.
+        damaged.extend(frames..index);
+        analysis.push(index, dets)?;
+        tell.shots(&mut *listener, &analysis, &damaged, index)?;
+        listener.detections(dets)?;
+        frames = index + 1;
+        listener.progress(frames);
+        if listener.stop() {
+            on_request = true;
+            return Ok(Flow::Stop);
+        }
+        Ok(Flow::Go)
+    })?;
+    let mut stopped = end.stopped;
+    if frames == info.first {
+        return Err(match stopped {
+            Some(why) => DriverError::NoFrameRead {
+                video: info.spec,
+                why,
+            },
+            None => DriverError::NoFrames(info.spec),
+        });
+    }
+    if stopped.is_none() && !on_request {
+        if let Some(expected) = info.frames.filter(|n| frames < *n) {
+            stopped = Some(format!(
+                "the file says {expected} frames; it may be truncated"
+            ));
+        }
+    }
+    let [width, height] = settings.calibration.camera.image_size;
+    let video = VideoInfo {
+        path: info.spec,
+        fps,
+        frames,
+        width,
+        height,
+        damaged_frames: damaged,
+        damaged_shots: Vec::new(),
+        stopped,
+    };
+    let unseen = analysis.colours_never_seen();
+    let strangers = analysis.strangers().to_vec();
+    analysis.close()?;
+    tell.shots(
+        &mut *listener,
+        &analysis,
+        &video.damaged_frames,
+        frames.saturating_sub(1),
+    )?;
+    let (mut record, state) = analysis.finish(video)?;
+    mark_damage(&mut record);
+    let damage = damage_warning(&record);
+    Ok(Outcome {
+        record,
+        state,
+        unseen,
+        strangers,
+        frames,
+        looked: end.looked,
+        damage,
+        stopped_on_request: on_request,
+    })
+}
+
+/// Turns the pipeline's shots into events, each shot's once.
+struct Teller {
+    fps: f64,
+    /// The duties pending before the next shot.
+    duties: Vec<PutBack>,
+    /// Shots told so far.
+    said: usize,
+}
+
+impl Teller {
+    fn emit<L: Listener + ?Sized>(
+        &self,
+        listener: &mut L,
+        frame: FrameIdx,
+        known_at: FrameIdx,
+        event: Event,
+    ) -> Result<(), DriverError> {
+        listener.event(&EventLine::new(frame, known_at, self.fps, event))
+    }
+
+    /// Tells the shots judged since the last call, `known_at` the last frame read.
+    fn shots<L: Listener + ?Sized>(
+        &mut self,
+        listener: &mut L,
+        analysis: &Analysis,
+        damaged: &[FrameIdx],
+        known_at: FrameIdx,
+    ) -> Result<(), DriverError> {
+        // The driver tells after every frame, and a frame completes at most one
+        // shot: only the last shot can be new, and the state is the one after it.
+        while self.said < analysis.shots().len() {
+            let k = self.said;
+            debug_assert_eq!(k + 1, analysis.shots().len());
+            self.said += 1;
+            let after = k
+                .checked_sub(1)
+                .and_then(|j| analysis.shots().get(j))
+                .map(|s| s.rest_frame);
+            let lines = shot_events(analysis, k, &self.duties, damaged, after);
+            for (frame, event) in lines {
+                self.emit(&mut *listener, frame, known_at.max(frame), event)?;
+            }
+            let state = analysis.state();
+            self.duties.clone_from(&state.duties);
+            let rest = analysis.shots()[k].rest_frame;
+            let next = if state.is_over() {
+                Event::MatchOver {
+                    scores: state.scores.clone(),
+                    shots: state.shots_judged,
+                }
+            } else {
+                move_ready(state)
+            };
+            self.emit(&mut *listener, rest, known_at.max(rest), next)?;
+        }
+        Ok(())
+    }
+}
+
+/// The next move's `move_ready`, from the rules' state.
+fn move_ready(state: &MatchState) -> Event {
+    Event::MoveReady {
+        number: state.total_moves() + 1,
+        shot: state.shots_judged,
+        mover: state.next_player,
+        duties: state.duties.iter().map(Duty::from).collect(),
+    }
+}
+
+/// Shot `k`'s events in frame order: its interlude's put-backs, the flick, the items
+/// lost, the violations, the shot over. `duties` were pending before it; `after` is
+/// the previous shot's rest frame.
+fn shot_events(
+    analysis: &Analysis,
+    k: usize,
+    duties: &[PutBack],
+    damaged: &[FrameIdx],
+    after: Option<FrameIdx>,
+) -> Vec<(FrameIdx, Event)> {
+    let shot = &analysis.shots()[k];
+    let judgement = analysis.judgement(k);
+    let state = analysis.state();
+    let index = shot.index;
+    let mut out: Vec<(FrameIdx, Event)> = Vec::new();
+    for p in shot.before.iter().flat_map(|b| &b.placed) {
+        let named = p.item.to_string();
+        let legal = !shot
+            .violations
+            .iter()
+            .any(|v| v.code == "2.3" && v.frame == p.frame && v.evidence.contains(&named));
+        out.push((
+            p.frame,
+            Event::PutBackSeen {
+                shot: index,
+                item: p.item,
+                pose: p.pose,
+                duty: duties.iter().find(|d| d.item == p.item).map(Duty::from),
+                legal,
+            },
+        ));
+    }
+    out.push((
+        shot.flick_frame,
+        Event::Flick {
+            shot: index,
+            mover: shot.player,
+            first_moved: shot.first_moved,
+        },
+    ));
+    for l in &shot.lost {
+        out.push((
+            l.frame,
+            Event::ItemLost {
+                shot: index,
+                item: l.item,
+                exit: l.exit,
+            },
+        ));
+    }
+    for v in &shot.violations {
+        out.push((
+            v.frame,
+            Event::Violation {
+                shot: index,
+                code: v.code.clone(),
+                player: v.player,
+                evidence: v.evidence.clone(),
+                fine: v.fine,
+            },
+        ));
+    }
+    let mut notes = shot.notes.clone();
+    let inside = damaged_in(damaged, after, shot.rest_frame);
+    if !inside.is_empty() {
+        notes.push(damage_note(&inside));
+    }
+    out.push((
+        shot.rest_frame,
+        Event::ShotOver {
+            shot: index,
+            mover: shot.player,
+            counted: judgement.is_none_or(|j| j.counted),
+            flick_frame: shot.flick_frame,
+            score: shot.score.clone(),
+            points: judgement.map(|j| j.points.clone()).unwrap_or_default(),
+            scores: state.scores.clone(),
+            next_mover: state.next_player,
+            moves_made: state.moves_made.clone(),
+            rest: shot.end.clone(),
+            off_table: state.off_table.iter().copied().collect(),
+            duties: state.duties.iter().map(Duty::from).collect(),
+            notes,
+        },
+    ));
+    // Stable: events of one frame keep the order above.
+    out.sort_by_key(|(frame, _)| *frame);
+    out
+}
+
+/// Carries a match from clip to clip (`analyse --chain`): each clip starts where
+/// the last came to rest, with its match state, and the records are merged.
+#[derive(Debug, Default)]
+pub struct Chain {
+    start: Option<Start>,
+    merged: Option<Record>,
+    unseen: Option<Vec<PlayerIdx>>,
+    strangers: Vec<StrangerTag>,
+}
+
+/// A chain's end: one record, the players whose colour showed in no clip, the
+/// strangers seen in any.
+#[derive(Debug, Clone)]
+pub struct Chained {
+    pub record: Record,
+    pub unseen: Vec<PlayerIdx>,
+    pub strangers: Vec<StrangerTag>,
+}
+
+impl Chain {
+    /// A chain whose first clip starts at `start`.
+    pub fn new(start: Option<Start>) -> Chain {
+        Chain {
+            start,
+            ..Chain::default()
+        }
+    }
+
+    /// Where the next clip starts.
+    pub fn start(&self) -> Option<&Start> {
+        self.start.as_ref()
+    }
+
+    /// Adds the next clip's outcome.
+    pub fn add(&mut self, outcome: Outcome) {
+        let Outcome {
+            record,
+            state,
+            unseen,
+            strangers,
+            ..
+        } = outcome;
+        self.unseen = Some(match self.unseen.take() {
+            None => unseen,
+            Some(u) => u.into_iter().filter(|n| unseen.contains(n)).collect(),
+        });
+        self.strangers.extend(strangers);
+        let next_poses = record.shots.last().map(|s| s.end.clone());
+        self.merged = Some(match self.merged.take() {
+            None => record,
+            Some(mut m) => {
+                m.video.path = format!("{} + {}", m.video.path, record.video.path);
+                m.append_clip(record);
+                m
+            }
+        });
+        // The next clip opens where this one came to rest, with its match state.
+        if let Some(poses) = next_poses {
+            self.start = Some(Start::after_clip(poses, state));
+        }
+    }
+
+    /// The merged record; `None` when no clip was added.
+    pub fn finish(self) -> Option<Chained> {
+        Some(Chained {
+            record: self.merged?,
+            unseen: self.unseen.unwrap_or_default(),
+            strangers: self.strangers,
+        })
+    }
+}
+
+/// The damaged frames after `after` up to `rest`.
+fn damaged_in(damaged: &[FrameIdx], after: Option<FrameIdx>, rest: FrameIdx) -> Vec<FrameIdx> {
+    damaged
+        .iter()
+        .copied()
+        .filter(|f| after.is_none_or(|a| *f > a) && *f <= rest)
+        .collect()
+}
+
+fn damage_note(inside: &[FrameIdx]) -> String {
+    format!(
+        "{} could not be decoded whole and {} skipped: what happened then is unseen, so this shot's judgement may be wrong",
+        frames_named(inside),
+        if inside.len() == 1 { "was" } else { "were" }
+    )
+}
+
+/// Marks the shots `record`'s damaged frames fall in: each falls in the first shot
+/// whose rest frame is at or after it (see `VideoInfo::damaged_shots`), which says
+/// so in its notes.
+pub fn mark_damage(record: &mut Record) {
+    let damaged = &record.video.damaged_frames;
+    let mut after: Option<FrameIdx> = None;
+    let mut shots = Vec::new();
+    for shot in &mut record.shots {
+        let inside = damaged_in(damaged, after, shot.rest_frame);
+        after = Some(shot.rest_frame);
+        if inside.is_empty() {
+            continue;
+        }
+        shot.notes.push(damage_note(&inside));
+        shots.push(shot.index);
+    }
+    record.video.damaged_shots = shots;
+}
+
+/// The one line saying what damaged frames `record` has and what they may change.
+pub fn damage_warning(record: &Record) -> Option<String> {
+    let damaged = &record.video.damaged_frames;
+    if damaged.is_empty() {
+        return None;
+    }
+    let (n, list) = (damaged.len(), index_list(damaged));
+    let (what, fall) = if n == 1 {
+        ("damaged frame", "falls")
+    } else {
+        ("damaged frames", "fall")
+    };
+    let shots = &record.video.damaged_shots;
+    Some(match shots.len() {
+        0 => format!(
+            "{n} {what} ({list}) skipped, after the last shot's rest; no score depends on it"
+        ),
+        1 => format!(
+            "{n} {what} ({list}) {fall} in shot {}; its score may be wrong",
+            shots[0]
+        ),
+        _ => format!(
+            "{n} {what} ({list}) {fall} in shots {}; their scores may be wrong",
+            index_list(shots)
+        ),
+    })
+}
+
+/// `frame 7` or `frames 7, 8, 9`.
+fn frames_named(frames: &[FrameIdx]) -> String {
+    match frames {
+        [one] => format!("frame {one}"),
+        _ => format!("frames {}", index_list(frames)),
+    }
+}
+
+/// Numbers joined by commas, the first few when there are many.
+fn index_list<T: std::fmt::Display>(items: &[T]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = items
+        .iter()
+        .take(SHOWN)
+        .map(T::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > SHOWN {
+        text.push_str(&format!(" and {} more", items.len() - SHOWN));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Shot;
+
+    fn record_with(damaged: Vec<FrameIdx>, rests: &[FrameIdx]) -> Record {
+        Record {
+            version: crate::record::RECORD_VERSION,
+            video: VideoInfo {
+                damaged_frames: damaged,
+                ..VideoInfo::default()
+            },
+            players: vec![],
+            shots: rests
+                .iter()
+                .enumerate()
+                .map(|(k, r)| Shot {
+                    index: k,
+                    rest_frame: *r,
+                    ..Shot::default()
+                })
+                .collect(),
+            scores: vec![],
+            game: None,
+            table_mm: None,
+        }
+    }
+
+    #[test]
+    fn damaged_frames_fall_in_the_first_shot_resting_at_or_after_them() {
+        let mut r = record_with(vec![3, 10, 11, 40], &[10, 20, 30]);
+        mark_damage(&mut r);
+        // 3 and 10 up to shot 0's rest, 11 after it up to shot 1's; 40 after the last.
+        assert_eq!(r.video.damaged_shots, vec![0, 1]);
+        assert!(
+            r.shots[0].notes[0].starts_with("frames 3, 10 could"),
+            "{:?}",
+            r.shots[0].notes
+        );
+        assert!(
+            r.shots[1].notes[0].starts_with("frame 11 could"),
+            "{:?}",
+            r.shots[1].notes
+        );
+        assert!(r.shots[2].notes.is_empty());
+        let line = damage_warning(&r).expect("a warning");
+        assert!(
+            line.contains("4 damaged frames (3, 10, 11, 40) fall in shots 0, 1"),
+            "{line}"
+        );
+        let mut clean = record_with(vec![], &[10]);
+        mark_damage(&mut clean);
+        assert!(damage_warning(&clean).is_none());
+    }
+
+    #[test]
+    fn a_long_list_is_cut_with_a_count() {
+        let many: Vec<u64> = (0..13).collect();
+        assert_eq!(index_list(&many), "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 3 more");
+    }
+}

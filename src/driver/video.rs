@@ -1,0 +1,150 @@
+//! The frame source of pixels: a video file, a folder of images or a camera opened
+//! through `vision`, decoded, gated and looked at on threads of their own, handing
+//! on each frame's detections. Memory stays flat however long the video: at most a
+//! few frames wait at each stage. Uses: vision (capture, top views), detect.
+
+use super::{DriverError, Flow, FrameSource, LookSummary, Settings, SourceEnd, SourceInfo};
+use crate::detect::{Detector, DetectorConfig};
+use crate::track::FrameDetections;
+use crate::vision::topview::{
+    gate_views, stream_views, FrameGate, FramePool, FrameReader, Gated, TopViewError, TopViews,
+    Watcher, COARSE_MM_PER_PX,
+};
+
+/// Decoded frames waiting for the change gate, with their coarse views (a 1280x720
+/// frame is 2.8 MB, its coarse view 0.6 MB).
+const FRAMES_AHEAD: usize = 8;
+/// Images past the gate waiting for their look (only frames a look needs keep
+/// theirs): enough that the decoding runs on well ahead while this thread works
+/// through a moving table, few enough that memory stays flat however long the video
+/// (8: 2.16 s and 187 MB on the bundled-size match; 16: 1.98 s, 208 MB; 40: 1.92 s,
+/// 273 MB).
+const IMAGES_AHEAD: usize = 16;
+/// Frames past the change gate waiting for their look (those without an image
+/// cost a few bytes): while this thread works through a moving table, the other
+/// core decodes the still frames after it.
+const GATED_AHEAD: usize = 512;
+/// Threads making coarse views.
+const COARSE_WORKERS: usize = 2;
+/// Floor shown around the table in the top view, mm: falling items are seen there.
+const VIEW_MARGIN_MM: f64 = 40.0;
+
+/// Frames from anything `vision` opens (a video file, a folder or glob of images,
+/// `webcam:N`), checked against the calibration's image size.
+pub struct VideoSource {
+    spec: String,
+    reader: FrameReader,
+    coarse: TopViews,
+}
+
+impl VideoSource {
+    /// Opens `spec` for an analysis under `settings`.
+    pub fn open(spec: &str, settings: &Settings) -> Result<VideoSource, DriverError> {
+        let reader = FrameReader::open(spec, settings.calibration.camera.image_size)?;
+        let coarse = TopViews::coarse(
+            &settings.calibration,
+            COARSE_MM_PER_PX.max(settings.mm_per_px),
+            VIEW_MARGIN_MM,
+        )?;
+        Ok(VideoSource {
+            spec: spec.to_string(),
+            reader,
+            coarse,
+        })
+    }
+}
+
+impl FrameSource for VideoSource {
+    fn info(&self) -> SourceInfo {
+        SourceInfo {
+            spec: self.spec.clone(),
+            fps: self.reader.fps(),
+            frames: self.reader.len(),
+            first: 0,
+        }
+    }
+
+    fn run(
+        self,
+        settings: &Settings,
+        on_frame: &mut dyn FnMut(&FrameDetections) -> Result<Flow, DriverError>,
+    ) -> Result<SourceEnd, DriverError> {
+        let VideoSource { reader, coarse, .. } = self;
+        let game = &settings.game;
+        let players = game.player_count();
+        // Tops of tags and coins stand above the table; where they really are depends
+        // on where the camera looks from.
+        let camera = settings.calibration.camera_position_mm();
+        let mut stopped: Option<String> = None;
+        // Other threads decode, make the coarse views and run the change gate while
+        // this one looks and tracks, side by side on the two cores: OpenCV's capture
+        // decodes on one thread, the coarse views are made on two, and the gate, which
+        // needs no look's result (see `FrameGate`), runs ahead on its own. Frames the
+        // gate lets through without an image cost nothing to keep, so while this
+        // thread works through a moving table the decoding runs on through the still
+        // table after it.
+        let pool = FramePool::default();
+        // The stages below already keep both cores busy; OpenCV's own thread pool
+        // (splitting each remap) would only add hand-offs between them.
+        crate::vision::capture::use_one_opencv_thread()?;
+        let stats = std::thread::scope(|scope| -> Result<_, DriverError> {
+            let views = stream_views(scope, reader, &coarse, &pool, COARSE_WORKERS, FRAMES_AHEAD);
+            let gate = FrameGate::new(coarse.grid(), settings.every_frame);
+            let mut gated = gate_views(scope, views, gate, GATED_AHEAD, IMAGES_AHEAD);
+            // Built while the first frames decode.
+            let full = TopViews::new(&settings.calibration, settings.mm_per_px, VIEW_MARGIN_MM)?;
+            let colours: Vec<[u8; 3]> = game
+                .players
+                .iter()
+                .map(|p| p.rgb().unwrap_or([0, 0, 0]))
+                .collect();
+            let detector = Detector::new(
+                &game.items,
+                &colours,
+                settings.calibration.table.clone(),
+                DetectorConfig {
+                    coin_streaks: settings.streaks,
+                    ..DetectorConfig::default()
+                },
+            );
+            let mut watcher = Watcher::new(full, coarse.grid(), detector, players)
+                .always_whole(settings.every_frame);
+            while let Some(item) = gated.next_frame() {
+                let Gated {
+                    index,
+                    change,
+                    frame,
+                } = match item {
+                    Ok(x) => x,
+                    Err(e @ TopViewError::SizeMismatch { .. }) => return Err(e.into()),
+                    Err(e) => {
+                        stopped = Some(format!("{e}"));
+                        break;
+                    }
+                };
+                let mut seen = watcher.look(frame.as_ref(), &change)?;
+                if let Some(frame) = frame {
+                    pool.give(frame.image);
+                    gated.done_with_image();
+                }
+                if let Some(camera) = &camera {
+                    seen = seen.seen_from(camera, &game.items, watcher.footprint());
+                }
+                let dets = seen.to_frame_detections(index, players, watcher.footprint());
+                if on_frame(&dets)? == Flow::Stop {
+                    break;
+                }
+            }
+            Ok(watcher.stats())
+        })?;
+        Ok(SourceEnd {
+            stopped,
+            looked: Some(LookSummary {
+                pixel_share: stats.pixel_share,
+                wholes: stats.wholes,
+                parts: stats.parts,
+                reused: stats.reused,
+            }),
+        })
+    }
+}

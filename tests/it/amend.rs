@@ -1,0 +1,1 @@
+//! `fishtrack amend`: correcting a record's calls.

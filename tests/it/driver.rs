@@ -1,0 +1,427 @@
+//! The analysis driver, driven in-process: the bundled match through the video
+//! source once (shared by the tests), then its recorded detections through the
+//! driver again. Checks that each shot is told the moment it is judged (before the
+//! source ends), that events come in frame order and agree with the record, that a
+//! listener can stop the analysis, and that the journal reads back to the match
+//! state (also when cut anywhere).
+#![cfg(feature = "opencv")]
+
+use fishtrack::calibration::TableCalibration;
+use fishtrack::config::Game;
+use fishtrack::driver::{
+    self, journal, Collect, DriverError, Event, EventLine, Journal, Listener, Outcome, Recorded,
+    Settings, Start, VideoSource,
+};
+use fishtrack::track::FrameDetections;
+use rand::{Rng, SeedableRng};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn repo(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+}
+
+fn settings() -> Settings {
+    let calibration =
+        TableCalibration::load(&repo("calibration/table.json")).expect("bundled calibration");
+    let game = Game::load(&repo("calibration/game.json")).expect("bundled game");
+    Settings::new(game, calibration)
+}
+
+/// Keeps the events and every frame's detections.
+#[derive(Default)]
+struct Keep {
+    events: Vec<EventLine>,
+    detections: Vec<FrameDetections>,
+    /// Frames read when each event was told.
+    told_at: Vec<u64>,
+    frames: u64,
+}
+
+impl Listener for Keep {
+    fn event(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        self.events.push(line.clone());
+        self.told_at.push(self.frames);
+        Ok(())
+    }
+
+    fn detections(&mut self, dets: &FrameDetections) -> Result<(), DriverError> {
+        self.detections.push(dets.clone());
+        Ok(())
+    }
+
+    fn progress(&mut self, frames: u64) {
+        self.frames = frames;
+    }
+}
+
+struct Demo {
+    spec: String,
+    fps: Option<f64>,
+    kept: Keep,
+    outcome: Outcome,
+}
+
+/// The bundled match analysed from its video, once for all the tests here.
+fn demo() -> &'static Demo {
+    static DEMO: OnceLock<Demo> = OnceLock::new();
+    DEMO.get_or_init(|| {
+        let settings = settings();
+        let spec = repo("samples/demo/match.avi")
+            .to_string_lossy()
+            .into_owned();
+        let source = VideoSource::open(&spec, &settings).expect("open the demo");
+        let fps = driver::FrameSource::info(&source).fps;
+        let mut kept = Keep::default();
+        let outcome = driver::run(&settings, None, source, &mut kept).expect("analyse the demo");
+        Demo {
+            spec,
+            fps,
+            kept,
+            outcome,
+        }
+    })
+}
+
+/// `events` as a journal reads them back: serde_json's float parsing may land one
+/// ulp off a written pose, the same way every time.
+fn as_read(events: &[EventLine]) -> Vec<EventLine> {
+    events
+        .iter()
+        .map(|e| serde_json::from_str(&e.to_json().expect("json")).expect("parse"))
+        .collect()
+}
+
+fn shot_overs(events: &[EventLine]) -> Vec<&EventLine> {
+    events
+        .iter()
+        .filter(|e| matches!(e.event, Event::ShotOver { .. }))
+        .collect()
+}
+
+#[test]
+fn each_shot_is_told_when_judged_before_the_source_ends() {
+    let d = demo();
+    let record = &d.outcome.record;
+    assert!(record.shots.len() >= 2, "the demo has several shots");
+    let overs = shot_overs(&d.kept.events);
+    assert_eq!(overs.len(), record.shots.len(), "one shot_over per shot");
+    let mut running = vec![0; record.players.len()];
+    for (k, (line, shot)) in overs.iter().zip(&record.shots).enumerate() {
+        let Event::ShotOver {
+            shot: index,
+            score,
+            scores,
+            rest,
+            flick_frame,
+            ..
+        } = &line.event
+        else {
+            unreachable!()
+        };
+        assert_eq!(*index, shot.index);
+        assert_eq!(
+            line.frame, shot.rest_frame,
+            "shot {k}: told at its rest frame"
+        );
+        assert_eq!(*flick_frame, shot.flick_frame);
+        assert_eq!(score, &shot.score, "shot {k}: its points");
+        assert_eq!(rest, &shot.end, "shot {k}: its rest poses");
+        for (r, s) in running.iter_mut().zip(score) {
+            *r += s;
+        }
+        assert_eq!(scores, &running, "shot {k}: running scores");
+        assert!(
+            line.known_at >= line.frame,
+            "shot {k}: known after its rest"
+        );
+    }
+    // Every shot that came to rest before the video's end was told while frames were
+    // still coming, not at the end.
+    let last_frame = d.outcome.frames - 1;
+    let early = overs.iter().filter(|l| l.known_at < last_frame).count();
+    assert!(
+        early >= overs.len() - 1,
+        "only {early} of {} shots told before the end",
+        overs.len()
+    );
+    let first = &overs[0];
+    assert!(
+        first.known_at < last_frame && first.known_at <= first.frame + 30,
+        "the first shot was told at frame {}, rest at {}",
+        first.known_at,
+        first.frame
+    );
+    let Event::ShotOver { scores, .. } = &overs[overs.len() - 1].event else {
+        unreachable!()
+    };
+    assert_eq!(
+        scores, &record.scores,
+        "the last running scores are the record's"
+    );
+    assert_eq!(scores, &d.outcome.state.scores);
+}
+
+#[test]
+fn events_come_in_frame_order_and_agree_with_the_record() {
+    let d = demo();
+    let events = &d.kept.events;
+    assert!(
+        matches!(events[0].event, Event::MatchReady { .. }),
+        "{:?}",
+        events[0]
+    );
+    assert!(matches!(
+        events[1].event,
+        Event::MoveReady { number: 1, .. }
+    ));
+    for w in events.windows(2) {
+        assert!(w[0].frame <= w[1].frame, "{:?} then {:?}", w[0], w[1]);
+        assert!(w[0].known_at <= w[1].known_at, "{:?} then {:?}", w[0], w[1]);
+    }
+    for (line, told_at) in events.iter().zip(&d.kept.told_at) {
+        assert!(
+            line.known_at <= *told_at,
+            "{line:?} known after it was told"
+        );
+        assert_eq!(line.version, driver::EVENT_VERSION);
+        let fps = d.outcome.record.video.fps;
+        assert!((line.t_s - line.frame as f64 / fps).abs() < 1e-9);
+    }
+    let record = &d.outcome.record;
+    let lost: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ItemLost { shot, item, exit } => Some((*shot, *item, *exit, e.frame)),
+            _ => None,
+        })
+        .collect();
+    let mut in_record: Vec<_> = record
+        .shots
+        .iter()
+        .flat_map(|s| {
+            s.lost
+                .iter()
+                .map(move |l| (s.index, l.item, l.exit, l.frame))
+        })
+        .collect();
+    // Told in the order they left the table.
+    in_record.sort_by_key(|(shot, _, _, frame)| (*shot, *frame));
+    assert!(!lost.is_empty(), "the demo loses items");
+    assert_eq!(
+        lost, in_record,
+        "item_lost events are the record's lost items"
+    );
+    let flicks: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Flick {
+                shot, first_moved, ..
+            } => Some((*shot, *first_moved, e.frame)),
+            _ => None,
+        })
+        .collect();
+    let in_record: Vec<_> = record
+        .shots
+        .iter()
+        .map(|s| (s.index, s.first_moved, s.flick_frame))
+        .collect();
+    assert_eq!(flicks, in_record);
+    // After each shot: the next move (its duties the rules'), or the match's end.
+    let after: Vec<&Event> = events
+        .iter()
+        .skip_while(|e| !matches!(e.event, Event::ShotOver { .. }))
+        .filter(|e| matches!(e.event, Event::MoveReady { .. } | Event::MatchOver { .. }))
+        .map(|e| &e.event)
+        .collect();
+    assert_eq!(after.len(), record.shots.len());
+    for (e, shot) in after.iter().zip(&record.shots) {
+        if let Event::MoveReady {
+            shot: next, duties, ..
+        } = e
+        {
+            assert_eq!(*next, shot.index + 1);
+            let items: Vec<_> = duties.iter().map(|d| d.item).collect();
+            let asked: Vec<_> = shot.put_back.iter().map(|p| p.item).collect();
+            assert_eq!(
+                items, asked,
+                "shot {}: the duties are its put-backs",
+                shot.index
+            );
+        }
+    }
+    if d.outcome.state.is_over() {
+        assert!(matches!(after[after.len() - 1], Event::MatchOver { .. }));
+    }
+}
+
+#[test]
+fn recorded_detections_give_the_same_record_and_events() {
+    let d = demo();
+    let source = Recorded::new(&d.spec, d.fps, d.kept.detections.clone());
+    let mut again = Collect::default();
+    let outcome = driver::run(&settings(), None, source, &mut again).expect("replay");
+    assert_eq!(outcome.record, d.outcome.record);
+    assert_eq!(again.events, d.kept.events);
+    assert_eq!(again.frames, d.outcome.frames);
+}
+
+/// Stops after the first shot is over.
+struct StopAfterShot(Collect);
+
+impl Listener for StopAfterShot {
+    fn event(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        self.0.event(line)
+    }
+    fn progress(&mut self, frames: u64) {
+        self.0.progress(frames);
+    }
+    fn stop(&mut self) -> bool {
+        !shot_overs(&self.0.events).is_empty()
+    }
+}
+
+#[test]
+fn a_listener_can_stop_the_analysis_after_a_shot() {
+    let d = demo();
+    let source =
+        Recorded::new(&d.spec, d.fps, d.kept.detections.clone()).claiming(d.outcome.frames);
+    let mut stop = StopAfterShot(Collect::default());
+    let outcome = driver::run(&settings(), None, source, &mut stop).expect("run");
+    assert!(outcome.stopped_on_request);
+    assert!(outcome.frames < d.outcome.frames, "stopped early");
+    assert_eq!(outcome.record.shots, d.outcome.record.shots[..1]);
+    assert_eq!(
+        outcome.record.video.stopped, None,
+        "a stop asked for is no damage"
+    );
+    assert_eq!(outcome.frames, stop.0.frames);
+}
+
+#[test]
+fn a_recording_cut_short_says_so() {
+    let d = demo();
+    let half = d.kept.detections.len() / 2;
+    let source = Recorded::new(&d.spec, d.fps, d.kept.detections[..half].to_vec())
+        .claiming(d.outcome.frames);
+    let outcome = driver::run(&settings(), None, source, &mut Collect::default()).expect("run");
+    assert_eq!(outcome.frames, half as u64);
+    let why = outcome.record.video.stopped.expect("stopped");
+    assert!(why.contains("may be truncated"), "{why}");
+    let none = Recorded::new(&d.spec, d.fps, vec![]);
+    let err = driver::run(&settings(), None, none, &mut Collect::default()).expect_err("no frames");
+    assert!(err.to_string().contains("has no frames"), "{err}");
+}
+
+#[test]
+fn the_journal_reads_back_to_the_match_state() {
+    let d = demo();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("match.jsonl");
+    let mut j = Journal::create(&path).expect("journal");
+    let source = Recorded::new(&d.spec, d.fps, d.kept.detections.clone());
+    let outcome = driver::run(&settings(), None, source, &mut j).expect("run");
+    assert_eq!(j.written(), d.kept.events.len());
+    let read = journal::read(&path).expect("read back");
+    assert!(read.notes.is_empty(), "{:?}", read.notes);
+    assert_eq!(read.events, as_read(&d.kept.events));
+    let point = read.resume_point().expect("a match");
+    let state = &outcome.state;
+    assert_eq!(point.scores, state.scores);
+    assert_eq!(point.mover, state.next_player);
+    assert_eq!(point.moves_made, state.moves_made);
+    assert_eq!(point.shots, outcome.record.shots.len());
+    assert_eq!(point.over, state.is_over());
+    let last = outcome.record.shots.last().expect("shots");
+    assert_eq!(point.rest, last.end);
+    assert_eq!(point.rest_frame, Some(last.rest_frame));
+    let duties: Vec<_> = point.duties.iter().map(|d| d.item).collect();
+    let pending: Vec<_> = state.duties.iter().map(|p| p.item).collect();
+    assert_eq!(duties, pending);
+    let max_known = d.kept.events.iter().map(|e| e.known_at).max();
+    assert_eq!(point.last_frame, max_known);
+    // The start made from it carries the match state on.
+    let start: Start = point.start(&settings().game);
+    let carried = start.state.expect("a state");
+    assert_eq!(carried.scores, state.scores);
+    assert_eq!(carried.next_player, state.next_player);
+    assert_eq!(carried.moves_made, state.moves_made);
+    assert_eq!(carried.shots_judged, state.shots_judged);
+    assert_eq!(carried.off_table, state.off_table);
+}
+
+#[test]
+fn the_journal_cut_anywhere_loses_no_whole_event() {
+    let d = demo();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("match.jsonl");
+    let mut j = Journal::create(&path).expect("journal");
+    for e in &d.kept.events {
+        j.append(e).expect("append");
+    }
+    let bytes = std::fs::read(&path).expect("read");
+    let read_back = as_read(&d.kept.events);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
+    for _ in 0..40 {
+        let at = rng.random_range(0..=bytes.len());
+        let read = journal::parse(&bytes[..at]).expect("a torn tail is no error");
+        let whole = bytes[..at].iter().filter(|b| **b == b'\n').count();
+        assert!(
+            read.events.len() == whole || read.events.len() == whole + 1,
+            "cut at {at}: {} events from {whole} lines",
+            read.events.len()
+        );
+        assert_eq!(read.events, read_back[..read.events.len()], "cut at {at}");
+        // Resuming the cut journal and writing the rest gives the whole journal.
+        let cut = dir.path().join("cut.jsonl");
+        std::fs::write(&cut, &bytes[..at]).expect("write");
+        let (mut j, read) = Journal::resume(&cut).expect("resume");
+        for e in &d.kept.events[read.events.len()..] {
+            j.append(e).expect("append");
+        }
+        assert_eq!(std::fs::read(&cut).expect("read"), bytes, "cut at {at}");
+    }
+}
+
+#[test]
+fn a_match_resumed_from_its_journal_after_a_shot_ends_with_the_same_scores() {
+    let d = demo();
+    let overs = shot_overs(&d.kept.events);
+    assert!(overs.len() >= 2);
+    // The journal up to the first shot over, as a crash would leave it.
+    let upto = d
+        .kept
+        .events
+        .iter()
+        .position(|e| matches!(e.event, Event::ShotOver { .. }))
+        .expect("a shot");
+    let read = journal::JournalRead {
+        events: d.kept.events[..=upto].to_vec(),
+        ..Default::default()
+    };
+    let point = read.resume_point().expect("a match");
+    let from = point.last_frame.expect("a frame") + 1;
+    let start = point.start(&settings().game);
+    let rest: Vec<FrameDetections> = d
+        .kept
+        .detections
+        .iter()
+        .filter(|f| f.frame >= from)
+        .cloned()
+        .collect();
+    let source = Recorded::new(&d.spec, d.fps, rest).starting_at(from);
+    let outcome =
+        driver::run(&settings(), Some(&start), source, &mut Collect::default()).expect("resume");
+    assert_eq!(outcome.record.scores, d.outcome.record.scores);
+    let shots: Vec<_> = outcome
+        .record
+        .shots
+        .iter()
+        .map(|s| (s.index, &s.score))
+        .collect();
+    let whole: Vec<_> = d.outcome.record.shots[1..]
+        .iter()
+        .map(|s| (s.index, &s.score))
+        .collect();
+    assert_eq!(shots, whole);
+}
