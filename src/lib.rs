@@ -24,14 +24,14 @@
 //! | `geometry` | table polygon, footprints, overlaps, kiddo index | model, config |
 //! | `rules` | the rules engine R2–R11 (pure) | model, config, geometry, record |
 //! | `record` | record.json, state.json | model, config |
-| `amend` | a referee's corrections to a record, checked and re-scored (pure) | model, config, geometry, record, rules |
+//! | `amend` | a referee's corrections to a record, checked and re-scored (pure) | model, config, geometry, record, rules |
 //! | `detect` | fish and coin detection in a top-down view, table mm, with coins seen only as motion-blur streaks (`detect::streaks`) (pure) | model, config, geometry, track's input types (`track::detections`) |
 //! | `eval` | tracker accuracy against ground truth (pure) | model, record |
 //! | `track` | identities frame to frame from detections (pure) | model, config, geometry |
 //! | `watch` | where to look each frame: change since the last full look, regions, merging (pure) | detect, geometry |
 //! | `shots` | shot cutting and judgement: flick, rest, lost items (pure) | model, config, geometry, track, record |
 //! | `pipeline` | detections → tracks → shots → rules → record (pure) | track, shots, rules, record |
-| `driver` | the analysis driver: frame source → pipeline, shots and events as they are known | the above but `sim`, `replay` |
+//! | `driver` | the analysis driver: frame source → pipeline, shots and events as they are known | the above but `sim`, `replay` |
 //! | `calibration` | camera.json, table.json, pixel ↔ mm (pure) | model, geometry |
 //! | `vision` | OpenCV: capture, calibration solvers, rectification, detection | the above |
 //! | `sim` | the simulator: physics, scenarios, rendering, truth | the above |
