@@ -167,12 +167,11 @@ pub fn amend(
     when: &str,
 ) -> Result<Outcome, AmendError> {
     let mut rec = record.clone();
-    let mut next = next_number(&rec);
+    let first = next_number(&rec);
     let mut made = Vec::with_capacity(requests.len());
-    for req in requests {
-        let a = apply(game, table, &mut rec, req, next, when)?;
+    for (number, req) in (first..).zip(requests) {
+        let a = apply(game, table, &mut rec, req, number, when)?;
         made.push((req.shot, a));
-        next += 1;
     }
     Ok(outcome(record, rec, made))
 }
