@@ -176,6 +176,224 @@ pub struct Shot {
     /// not in `start`, `end`, `tracks` or `lost`, and the rules cannot score them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown: Vec<UnknownItem>,
+    /// A referee's corrections of this shot's calls (`fishtrack amend`), in the order
+    /// made. The rules judge the shot as amended; a dropped violation stays dropped
+    /// whenever the record is re-scored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub amendments: Vec<Amendment>,
+}
+
+/// Most amendments a record may hold.
+pub const MAX_AMENDMENTS: usize = 10_000;
+/// Longest `why` or `when` of an amendment, and longest violation code (characters).
+pub const MAX_AMENDMENT_TEXT: usize = 2_000;
+
+/// A referee's correction of one call of a shot (`fishtrack amend`): what was changed,
+/// why, when, and the shot's values it replaced (so that it can be undone). Kept in the
+/// shot it corrects ([`Shot::amendments`]); numbered 1, 2, … over the whole record in
+/// the order made. Added to record.json in format version 1 (an optional key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Amendment {
+    /// 1, 2, … over the record, in the order made (`amend --undo K` names it).
+    pub number: u32,
+    /// What was changed: `what` names the kind, the other keys its values.
+    #[serde(flatten)]
+    pub change: Change,
+    /// Why (the referee's words).
+    pub why: String,
+    /// When it was made: UTC, RFC 3339 (`2026-12-02T09:30:00Z`).
+    pub when: String,
+    /// The shot's values it replaced.
+    #[serde(default)]
+    pub before: Before,
+    /// The record's totals before it was made.
+    #[serde(default)]
+    pub scores_before: Vec<i32>,
+    /// The record's totals just after it was made (later amendments may change them).
+    #[serde(default)]
+    pub scores_after: Vec<i32>,
+}
+
+/// The call an amendment corrects (`what` in JSON, kebab-case).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "what", rename_all = "kebab-case")]
+pub enum Change {
+    /// `item` left the table in this shot (`--lost`): it is taken out of the rest
+    /// poses, and its exit is put where its last sighting is nearest the edge.
+    Lost { item: ItemId },
+    /// `item` did not leave the table (`--not-lost`): it rests where it was last seen.
+    NotLost { item: ItemId },
+    /// Lost `item` crossed the table's edge at `exit` (`--exit`).
+    Exit { item: ItemId, exit: Pose },
+    /// At rest, `coin` lies in the hole of `fish` (`--coin-in`).
+    CoinIn { coin: ItemId, fish: ItemId },
+    /// `player` made this move, with their own fish (`--mover`, R11 1.1/3).
+    Mover { player: PlayerIdx },
+    /// The shot's violations of R11 `code` did not happen (`--drop-violation`).
+    DropViolation { code: String },
+}
+
+/// The shot's values an amendment replaced: each key present is a field of the shot
+/// as it was just before (restored whole by an undo).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Before {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<Vec<LostItem>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<BTreeMap<ItemId, Pose>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coins_in_holes: Option<BTreeMap<ItemId, ItemId>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stacking: Option<Vec<Stacking>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub touches_table: Option<BTreeMap<ItemId, bool>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<Vec<ItemId>>,
+    /// The mover and the item seen to move first (a `mover` amendment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mover: Option<MoverBefore>,
+    /// The shot's violations (a `drop-violation` amendment; re-scoring restores them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub violations: Option<Vec<Violation>>,
+    /// Later shots whose mover followed the turn order and moved with it (a `mover`
+    /// amendment that makes a shot count or not): shot index → the mover before.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub later_players: BTreeMap<usize, PlayerIdx>,
+    /// A later shot's interlude as it was, when a `not-lost` amendment took the item's
+    /// put-back out of it (the camera saw again an item that had never left): shot
+    /// index → its `before`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub later_interludes: BTreeMap<usize, Interlude>,
+}
+
+/// A shot's mover and first-moved item before a `mover` amendment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MoverBefore {
+    pub player: PlayerIdx,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_moved: Option<ItemId>,
+}
+
+impl Change {
+    /// The items the change names.
+    pub fn items(&self) -> Vec<ItemId> {
+        match self {
+            Change::Lost { item } | Change::NotLost { item } | Change::Exit { item, .. } => {
+                vec![*item]
+            }
+            Change::CoinIn { coin, fish } => vec![*coin, *fish],
+            Change::Mover { .. } | Change::DropViolation { .. } => Vec::new(),
+        }
+    }
+
+    /// The violation codes this change drops from its shot, if any.
+    pub fn dropped_code(&self) -> Option<&str> {
+        match self {
+            Change::DropViolation { code } => Some(code),
+            _ => None,
+        }
+    }
+}
+
+impl Amendment {
+    /// Checks the amendment's numbers, ids and texts; `at` names it in messages.
+    pub fn validate(&self, at: &str, players: usize) -> Result<(), String> {
+        use crate::limits::check_count;
+        if self.number == 0 {
+            return Err(format!("{at}.number is 0: amendments are numbered from 1"));
+        }
+        for item in self.change.items() {
+            check_item(at, &item, players)?;
+        }
+        match &self.change {
+            Change::Exit { exit, .. } => check_pose(&format!("{at}.exit"), exit)?,
+            Change::Mover { player } if *player >= players => {
+                return Err(format!(
+                    "{at}.player is {player}: player {player} does not exist (there are {players})"
+                ))
+            }
+            Change::DropViolation { code } if code.is_empty() => {
+                return Err(format!("{at}.code is empty"))
+            }
+            _ => {}
+        }
+        let text = |field: &str, value: &str| {
+            check_count(
+                &format!("{at}.{field} (characters)"),
+                value.chars().count(),
+                MAX_AMENDMENT_TEXT,
+            )
+        };
+        text("why", &self.why)?;
+        text("when", &self.when)?;
+        if let Some(code) = self.change.dropped_code() {
+            text("code", code)?;
+        }
+        check_count(
+            &format!("{at}.scores_before"),
+            self.scores_before.len(),
+            players,
+        )?;
+        check_count(
+            &format!("{at}.scores_after"),
+            self.scores_after.len(),
+            players,
+        )?;
+        let b = &self.before;
+        let at = format!("{at}.before");
+        for (i, l) in b.lost.iter().flatten().enumerate() {
+            check_item(&format!("{at}.lost[{i}]"), &l.item, players)?;
+            check_frame(&format!("{at}.lost[{i}].frame"), l.frame)?;
+            check_pose(&format!("{at}.lost[{i}].exit"), &l.exit)?;
+        }
+        for (item, pose) in b.end.iter().flatten() {
+            check_item(&format!("{at}.end"), item, players)?;
+            check_pose(&format!("{at}.end.{item}"), pose)?;
+        }
+        for (coin, fish) in b.coins_in_holes.iter().flatten() {
+            check_item(&format!("{at}.coins_in_holes"), coin, players)?;
+            check_item(&format!("{at}.coins_in_holes"), fish, players)?;
+        }
+        for s in b.stacking.iter().flatten() {
+            check_item(&format!("{at}.stacking"), &s.top, players)?;
+            check_item(&format!("{at}.stacking"), &s.under, players)?;
+        }
+        for item in b.touches_table.iter().flat_map(|t| t.keys()) {
+            check_item(&format!("{at}.touches_table"), item, players)?;
+        }
+        for item in b.doubt.iter().flatten() {
+            check_item(&format!("{at}.doubt"), item, players)?;
+        }
+        if let Some(m) = &b.mover {
+            if m.player >= players {
+                return Err(format!("{at}.mover.player {} does not exist", m.player));
+            }
+            if let Some(item) = &m.first_moved {
+                check_item(&format!("{at}.mover.first_moved"), item, players)?;
+            }
+        }
+        for (&shot, i) in &b.later_interludes {
+            for (k, p) in i.placed.iter().enumerate() {
+                let at = format!("{at}.later_interludes.{shot}.placed[{k}]");
+                check_item(&at, &p.item, players)?;
+                check_frame(&format!("{at}.frame"), p.frame)?;
+                check_pose(&format!("{at}.pose"), &p.pose)?;
+            }
+            for (k, d) in i.disturbed.iter().enumerate() {
+                let at = format!("{at}.later_interludes.{shot}.disturbed[{k}]");
+                check_item(&at, &d.item, players)?;
+                check_frame(&format!("{at}.frame"), d.frame)?;
+            }
+        }
+        for (&shot, &player) in &b.later_players {
+            if player >= players {
+                return Err(format!(
+                    "{at}.later_players: shot {shot}: player {player} does not exist"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// An item seen on the table whose identity is not known (see [`Shot::unknown`]).
@@ -335,6 +553,14 @@ impl Shot {
                 check_pose(&format!("{at}.lost.exit"), &l.exit)?;
             }
         }
+        check_count(
+            &format!("{at}.amendments"),
+            self.amendments.len(),
+            MAX_AMENDMENTS,
+        )?;
+        for (i, a) in self.amendments.iter().enumerate() {
+            a.validate(&format!("{at}.amendments[{i}]"), players)?;
+        }
         Ok(())
     }
 
@@ -464,6 +690,16 @@ impl Record {
             shot.validate(&format!("shots[{n}]"), players)
                 .map_err(|e| format!("shot {}: {e}", shot.index))?;
         }
+        let mut numbers = std::collections::BTreeMap::new();
+        for (shot, a) in self.amendments() {
+            if let Some(first) = numbers.insert(a.number, shot) {
+                return Err(format!(
+                    "amendment {} is in shot {first} and in shot {shot}: amendment numbers must be distinct",
+                    a.number
+                ));
+            }
+        }
+        check_count("amendments", numbers.len(), MAX_AMENDMENTS)?;
         if let Some(game) = &self.game {
             game.validate().map_err(|e| format!("game: {e}"))?;
         }
@@ -495,6 +731,18 @@ impl Record {
             self.video.stopped = clip.video.stopped;
         }
         self.video.frames += clip.video.frames;
+    }
+
+    /// Every amendment of the record with the index of the shot it is in, in the order
+    /// made (by number).
+    pub fn amendments(&self) -> Vec<(usize, &Amendment)> {
+        let mut all: Vec<(usize, &Amendment)> = self
+            .shots
+            .iter()
+            .flat_map(|s| s.amendments.iter().map(move |a| (s.index, a)))
+            .collect();
+        all.sort_by_key(|(_, a)| a.number);
+        all
     }
 
     /// The fine policy recorded with the game, or none.

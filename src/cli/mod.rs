@@ -5,6 +5,7 @@
 //! shot, a video of several that failed; `summary`: a record that could not be read)
 //! exits with 3.
 
+mod amend;
 mod analyse;
 mod calibrate;
 mod eval;
@@ -37,6 +38,8 @@ pub enum Command {
     Analyse(analyse::AnalyseArgs),
     /// Re-run the rules on a record.json and print the score table, shot by shot.
     Score(score::ScoreArgs),
+    /// Correct a record's call (lost item, exit, coin in a hole, mover, violation); re-scores.
+    Amend(amend::AmendArgs),
     /// Measure a record's accuracy against the simulator's truth.json.
     Eval(eval::EvalArgs),
     /// Simulate a scenario: physics, rendered video and ground truth.
@@ -251,6 +254,7 @@ fn run(cli: Cli) -> anyhow::Result<Done> {
         Command::Analyse(a) => return analyse::run(a),
         Command::Summary(a) => return summary::run(a),
         Command::Score(a) => score::run(a),
+        Command::Amend(a) => amend::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Simulate(a) => simulate::run(a),
         Command::Replay(a) => replay::run(a),

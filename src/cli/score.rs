@@ -30,7 +30,8 @@ const MIN_COLUMN: usize = 6;
 shot with the mover, the lost items, the points and why, the put-backs the rules require, the \
 violations, and every player's running total. By default the table fits 100 columns: the points \
 without their reasons, the R11 violations by code, long cells cut with \"…\"; --wide adds the \
-reasons, the put-backs and the violations' evidence.\n\n\
+reasons, the put-backs and the violations' evidence. A shot marked † was amended by a referee \
+(`fishtrack amend`; its --list says what, why and when).\n\n\
 The set-up comes from --game, else the game embedded in the record, else calibration/game.json. \
 The table comes from --table (a table.json; only `corners_mm` is read), else the record's \
 `table_mm`, else calibration/table.json, else a 1000x700 mm rectangle."
@@ -80,6 +81,9 @@ struct ShotRow {
     put_back: Vec<PutBack>,
     violations: Vec<Violation>,
     totals: Vec<i32>,
+    /// The numbers of the amendments made to this shot (`fishtrack amend`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    amendments: Vec<u32>,
 }
 
 pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
@@ -89,8 +93,8 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
             .join("record.json")
     });
     let record = Record::load(&record_path)?;
-    let game = resolve_game(&args, &record, &record_path)?;
-    let table = resolve_table(&args, &record, &record_path)?;
+    let game = resolve_game(args.game.as_deref(), &record, &record_path)?;
+    let table = resolve_table(args.table.as_deref(), &record, &record_path)?;
     let (scored, judgements, state) = rescore_detailed(&game, &table, &record)
         .with_context(|| record_path.display().to_string())?;
 
@@ -110,6 +114,7 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
             put_back: j.put_back,
             violations: j.violations,
             totals: totals.clone(),
+            amendments: shot.amendments.iter().map(|a| a.number).collect(),
         });
     }
     let table_out = ScoreTable {
@@ -122,16 +127,26 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
     let text = if args.json {
         serde_json::to_string_pretty(&table_out)? + "\n"
     } else if args.wide {
-        wide_table(&game, &table_out) + &outcome(&game, &table_out)
+        wide_table(&game, &table_out)
+            + &amended_note(&table_out, &record_path)
+            + &outcome(&game, &table_out)
     } else {
-        compact_table(&game, &table_out) + &outcome(&game, &table_out) + &wide_hint(&record_path)
+        compact_table(&game, &table_out)
+            + &amended_note(&table_out, &record_path)
+            + &outcome(&game, &table_out)
+            + &wide_hint(&record_path)
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(())
 }
 
-fn resolve_game(args: &ScoreArgs, record: &Record, record_path: &Path) -> anyhow::Result<Game> {
-    if let Some(path) = &args.game {
+/// The set-up: `game` (a game.json), else the record's own, else calibration/game.json.
+pub(super) fn resolve_game(
+    game: Option<&Path>,
+    record: &Record,
+    record_path: &Path,
+) -> anyhow::Result<Game> {
+    if let Some(path) = game {
         return Ok(Game::load(path)?);
     }
     if let Some(game) = &record.game {
@@ -143,14 +158,20 @@ fn resolve_game(args: &ScoreArgs, record: &Record, record_path: &Path) -> anyhow
     Ok(Game::load(&path)?)
 }
 
-fn resolve_table(args: &ScoreArgs, record: &Record, record_path: &Path) -> anyhow::Result<Table> {
+/// The table: `table` (a table.json's `corners_mm`), else the record's `table_mm`, else
+/// calibration/table.json, else a 1000 x 700 mm rectangle.
+pub(super) fn resolve_table(
+    table: Option<&Path>,
+    record: &Record,
+    record_path: &Path,
+) -> anyhow::Result<Table> {
     let polygon = |corners: &[[f64; 2]], origin: &str| -> anyhow::Result<Table> {
         // Bounded before the rules search its edges for put-back places.
         crate::limits::check_table_corners("corners_mm", corners)
             .map_err(|e| anyhow!("{origin}: {e}"))?;
         Table::from_corners(corners).map_err(|e| anyhow!("{origin}: {e}"))
     };
-    if let Some(path) = &args.table {
+    if let Some(path) = table {
         let file: TableCorners = load_json(path)?;
         return polygon(&file.corners_mm, &path.display().to_string());
     }
@@ -163,6 +184,44 @@ fn resolve_table(args: &ScoreArgs, record: &Record, record_path: &Path) -> anyho
         return polygon(&file.corners_mm, &path.display().to_string());
     }
     Ok(Table::rectangle(DEFAULT_TABLE_MM.0, DEFAULT_TABLE_MM.1))
+}
+
+/// The mark after an amended shot's index.
+const AMENDED_MARK: &str = "†";
+
+/// A shot's index, marked when a referee amended it.
+fn shot_cell(r: &ShotRow) -> String {
+    if r.amendments.is_empty() {
+        r.index.to_string()
+    } else {
+        format!("{}{AMENDED_MARK}", r.index)
+    }
+}
+
+/// Under the table: which shots were amended, and where to read how.
+fn amended_note(t: &ScoreTable, record_path: &Path) -> String {
+    let amended: Vec<String> = t
+        .shots
+        .iter()
+        .filter(|r| !r.amendments.is_empty())
+        .map(|r| r.index.to_string())
+        .collect();
+    if amended.is_empty() {
+        return String::new();
+    }
+    let count: usize = t.shots.iter().map(|r| r.amendments.len()).sum();
+    let word = if amended.len() == 1 { "shot" } else { "shots" };
+    let list = format!("fishtrack amend {} --list", record_path.display());
+    let list = if list.chars().count() + 60 <= SCOREBOARD_COLUMNS {
+        list
+    } else {
+        "fishtrack amend RECORD --list".to_string()
+    };
+    format!(
+        "{AMENDED_MARK}: amended by a referee ({count} amendment{}): {word} {}; {list}\n",
+        if count == 1 { "" } else { "s" },
+        amended.join(", ")
+    )
 }
 
 fn signed(v: i32) -> String {
@@ -246,7 +305,7 @@ fn compact_table(game: &Game, t: &ScoreTable) -> String {
             .iter()
             .map(|p| format!("{}{} {}", by(p.player), signed(p.points), p.rule))
             .collect();
-        let mut row = vec![r.index.to_string(), mover, lost, or_dash(points, ", ")];
+        let mut row = vec![shot_cell(r), mover, lost, or_dash(points, ", ")];
         if any_violation {
             let violations = r
                 .violations
@@ -363,14 +422,7 @@ fn wide_table(game: &Game, t: &ScoreTable) -> String {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        let mut row = vec![
-            r.index.to_string(),
-            mover,
-            lost,
-            points,
-            put_back,
-            violations,
-        ];
+        let mut row = vec![shot_cell(r), mover, lost, points, put_back, violations];
         row.extend(r.totals.iter().map(|v| v.to_string()));
         rows.push(row);
     }

@@ -10,7 +10,8 @@
 //!
 //! The winner line at the top and each shot's points with their rules come from the
 //! rules engine (`rules::rescore_detailed` on the scene's game and table): the page
-//! only words what the engine decided. Uses: record, rules, Scene.
+//! only words what the engine decided. A referee's amendments (`fishtrack amend`) are
+//! listed after the violations. Uses: record, rules, amend, Scene.
 
 use super::Scene;
 use crate::model::{FrameIdx, ItemId};
@@ -223,6 +224,34 @@ fn page_data(scene: &Scene) -> serde_json::Value {
     })
 }
 
+/// The referee's amendments (`fishtrack amend`): what, why, when, the value before →
+/// after and the totals before → after; nothing when the record has none.
+fn amendments_html(scene: &Scene) -> String {
+    let rec = &scene.record;
+    let all = rec.amendments();
+    if all.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<h2>Amendments</h2>\n<p class=\"note\">Calls corrected by a referee after the analysis; the points above are the amended ones.</p>\n");
+    h.push_str("<table id=\"amendments\"><tr><th>#</th><th>shot</th><th>what</th><th>before → after</th><th>totals before → after</th><th>why</th><th>when (UTC)</th></tr>\n");
+    for (shot, a) in all {
+        let (what, before, after) = crate::amend::describe(a, &rec.players);
+        h.push_str(&format!(
+            "<tr><td>{}</td><td><a href=\"#shot-{shot}\">{shot}</a></td><td>{}</td><td>{} → {}</td><td>{} → {}</td><td>{}</td><td>{}</td></tr>\n",
+            a.number,
+            escape(&what),
+            escape(&before),
+            escape(&after),
+            escape(&crate::amend::totals_text(&rec.players, &a.scores_before)),
+            escape(&crate::amend::totals_text(&rec.players, &a.scores_after)),
+            escape(&a.why),
+            escape(&a.when),
+        ));
+    }
+    h.push_str("</table>\n");
+    h
+}
+
 /// Builds the report. `diagrams_png[i]` is the PNG of `record.shots[i]` (missing
 /// entries are left out); `notes` are lines shown at the top (e.g. "no video").
 pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) -> String {
@@ -295,6 +324,8 @@ pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) ->
         }
         h.push_str("</table>\n");
     }
+
+    h.push_str(&amendments_html(scene));
 
     // Legend shared by diagrams and canvases.
     h.push_str(LEGEND);

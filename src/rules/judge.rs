@@ -168,6 +168,15 @@ pub fn judge_shot(
         }
     }
 
+    // A referee's amendment that dropped a violation (`fishtrack amend
+    // --drop-violation`) holds whenever the shot is judged: no fine, no annulment.
+    violations.retain(|v| {
+        !shot
+            .amendments
+            .iter()
+            .any(|a| a.change.dropped_code() == Some(v.code.as_str()))
+    });
+
     // 4. Points: R7 fine, R5, R11 annulment and fines.
     let mut score = vec![0i32; n];
     let own_coin = ItemId::coin(mover);

@@ -21,6 +21,8 @@
 //!   the tag's centre of mass and the hole over the table (it cannot fall).
 //! - 4.2: the camera cannot see whose hand moved an item between moves; it is charged
 //!   to the player about to move, and the evidence says so.
+//! - A violation a referee dropped (`Shot.amendments`, `drop-violation`, see
+//!   `crate::amend`) is not flagged: no fine, no annulment, not counted for `repeat`.
 
 mod coin;
 mod judge;
