@@ -31,9 +31,9 @@
 //! | `watch` | where to look each frame: change since the last full look, regions, merging (pure) | detect, geometry |
 //! | `shots` | shot cutting and judgement: flick, rest, lost items (pure) | model, config, geometry, track, record |
 //! | `pipeline` | detections → tracks → shots → rules → record (pure) | track, shots, rules, record |
-//! | `driver` | the analysis driver: frame source → pipeline, shots and events as they are known | the above but `sim`, `replay` |
 //! | `calibration` | camera.json, table.json, pixel ↔ mm (pure) | model, geometry |
 //! | `vision` | OpenCV: capture, calibration solvers, rectification, detection | the above |
+//! | `driver` | the analysis driver: a frame source (video through `vision`, or recorded detections) → pipeline, each shot and event as soon as it is known; the journal | model, config, geometry, calibration, record, rules, track, pipeline, limits, vision |
 //! | `sim` | the simulator: physics, scenarios, rendering, truth | the above |
 //! | `replay` | diagrams, annotated video, HTML report, CSV/MOT export, summary over records | the above |
 //! | `cli` | the command line (anyhow) | everything |
