@@ -40,6 +40,7 @@ mod hostile_fuzz;
 #[cfg(feature = "opencv")]
 mod hostile_videos;
 mod layout;
+#[cfg(feature = "opencv")]
 mod progress_eta;
 #[cfg(feature = "opencv")]
 mod replay_cli;
