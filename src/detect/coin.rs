@@ -10,6 +10,10 @@ use super::{CoinSighting, Detector, FishSighting, Sightings, TopGrid, TopView};
 use crate::geometry::Point;
 use crate::track::Streak;
 
+/// How many looks of coins found by their rims are kept while the coins' look is
+/// not known (a match shows a few coins; more adds nothing).
+const MAX_RIM_COIN_LOOKS: usize = 32;
+
 impl Detector {
     /// Whether a circle found by its edges looks like a coin: its inside differs from
     /// the surface around (table or floor), is no player's colour, and — once the
@@ -125,10 +129,30 @@ impl Detector {
         let r_px = self.coin_radius / g.mm_per_px;
         let unit = 0.5 * self.config.chroma_off_line;
         if self.coin_look.is_none() {
+            // Circles reaching over the table's edge are left out: the edge and its
+            // corners draw the phantom circles that pass the loose test.
+            let clear_of_edge = |p: Point| self.table.signed_distance(p) > self.coin_radius;
+            for c in seen
+                .coins
+                .iter()
+                .filter(|c| c.streak.is_none() && clear_of_edge(c.pt_in_table))
+            {
+                let (cu, cv) = g.px_from_table(c.pt_in_table);
+                if self.rim_coin_looks.len() < MAX_RIM_COIN_LOOKS {
+                    self.rim_coin_looks
+                        .extend(self.disc_look(g, cu, cv, 0.6 * r_px));
+                }
+            }
+        }
+        if self.coin_look.is_none() {
             // Every coin starts in its owner's hole (R2): what shows at the centre of a
             // wholly seen hole, if it is not the table, is a coin, if the tag is placed
             // right (a tag placed turned about, its hole on its own printed patch, had
             // the look learned from the print, and no coin was found in a hole after).
+            // A clip may open with the coins loose, though, and an empty hole shows the
+            // table lit unlike its median (0.3 off it): once coins were found by their
+            // rims, a hole's centre teaches only if it looks like one of them (an empty
+            // hole learned as the coins' look refused every real coin after).
             for f in seen
                 .fish
                 .iter()
@@ -140,6 +164,11 @@ impl Detector {
                 };
                 if self.table.contains(f.pose.point())
                     && look.distance(&self.table_look, unit) > 0.3
+                    && (self.rim_coin_looks.is_empty()
+                        || self
+                            .rim_coin_looks
+                            .iter()
+                            .any(|c| look.distance(c, unit) < 1.0))
                     && !self
                         .players
                         .iter()

@@ -154,6 +154,9 @@ pub struct Detector {
     floor_look: Look,
     /// How a coin looks, learned from coins seen in holes (R2: every coin starts in one).
     coin_look: Option<Look>,
+    /// The looks of coins found by their rims (the loose test) while the coins' look
+    /// was not yet known: what a hole's centre must resemble to teach it.
+    rim_coin_looks: Vec<Look>,
     /// The table and floor looks come from a whole view.
     looks_known: bool,
     /// Moving tags seen well enough to read the exposure from, and readings taken.
@@ -212,6 +215,7 @@ impl Detector {
                 grey: 128.0,
             },
             coin_look: None,
+            rim_coin_looks: Vec::new(),
             looks_known: false,
             colours_learned: false,
             strangers: Vec::new(),
@@ -836,6 +840,76 @@ mod tests {
         assert!(
             look::dist2(look.chroma, copper).sqrt() < 0.03,
             "learned {look:?}, the coins are copper {copper:?}"
+        );
+    }
+
+    /// A clip may open with the coins loose and the holes empty (a match taken up
+    /// part-way, `--start`): an empty hole shows the table in the tag's shade, unlike
+    /// the table's median, and learned as the coins' look (R2 says every coin starts
+    /// in a hole) it refused every real coin after.
+    #[test]
+    fn an_empty_hole_is_not_learned_as_the_coins_look_when_coins_lie_loose() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let (red, blue) = ([200, 30, 40], [30, 60, 200]);
+        let at = [Pose::fish(80.0, 60.0, 0.0), Pose::fish(200.0, 60.0, 0.5)];
+        let fish = [(at[0], red), (at[1], blue)];
+        let shaded_holes = |mut rgb: Vec<u8>| {
+            for v in 0..grid.height {
+                for u in 0..grid.width {
+                    let p = grid.table_from_px(u as f64, v as f64);
+                    if at.iter().any(|f| (p - f.point()).norm() < 10.0) {
+                        let i = (v * grid.width + u) * 3;
+                        for c in &mut rgb[i..i + 3] {
+                            *c = (*c as f64 * 0.75) as u8;
+                        }
+                    }
+                }
+            }
+            rgb
+        };
+        let mut det = Detector::new(&items, &[red, blue], table, DetectorConfig::default());
+        let loose = [
+            Point::new(120.0, 150.0),
+            Point::new(140.0, 150.0),
+            Point::new(150.0, 130.0),
+        ];
+        let first = shaded_holes(draw(&grid, &items, &fish, &loose, None));
+        let s = det.detect(&TopView {
+            grid,
+            rgb: &first,
+            bgr: false,
+        });
+        assert!(
+            s.fish.iter().all(|f| f.visible_fraction > 0.95),
+            "the tags should be wholly seen, so that their holes could teach: {s:?}"
+        );
+        assert_eq!(s.coins.len(), 3, "the loose coins at the opening: {s:?}");
+        // The flick scatters them; they must still be found where they come to rest.
+        let scattered = [
+            Point::new(60.0, 150.0),
+            Point::new(170.0, 120.0),
+            Point::new(250.0, 160.0),
+        ];
+        let after = shaded_holes(draw(&grid, &items, &fish, &scattered, None));
+        let s = det.detect(&TopView {
+            grid,
+            rgb: &after,
+            bgr: false,
+        });
+        for c in scattered {
+            assert!(
+                s.coins.iter().any(|o| (o.pt_in_table - c).norm() < 1.0),
+                "the coin at {c:?} went unseen (the coins' look {:?}): {s:?}",
+                det.coin_look
+            );
+        }
+        assert!(
+            s.coins
+                .iter()
+                .all(|o| at.iter().all(|f| (o.pt_in_table - f.point()).norm() > 5.0)),
+            "an empty hole read as a coin: {s:?}"
         );
     }
 
