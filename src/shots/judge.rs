@@ -1287,7 +1287,23 @@ fn interlude(
                 });
                 settle.push(last_motion.unwrap_or(frame));
             }
-            Some(p0) => {
+            Some(declared) => {
+                // A clip that opens at a declared start (`--start`, `--chain`): the
+                // declared pose names the item, typed or from another clip, but is not
+                // this camera's measurement of it, and a coin loose or in a hole is
+                // read a few millimetres off (its rim against the hole's). What the
+                // camera did not see move was not disturbed: the item is measured
+                // against its first sighting here (false R11 4.2 on clips opening with
+                // coins loose).
+                let first_seen = entries
+                    .iter()
+                    .find(|(_, t)| t.seen && t.item == Some(*id))
+                    .map(|(_, t)| t.pose);
+                let p0 = match (prev.rest_frame, first_seen) {
+                    (None, Some(seen)) => seen,
+                    _ => *declared,
+                };
+                let p0 = &p0;
                 let moved = dist(p0, pose);
                 if moved > cfg.disturb_mm {
                     let frame = entries

@@ -231,3 +231,68 @@ fn a_misread_under_the_hand_before_the_flick_does_not_move_the_flick_frame() {
         );
     }
 }
+
+/// The shots of a clip that opens at rest with `declared` poses (`--start`).
+fn cut_from(fps: f64, frames: Vec<TrackFrame>, declared: &[(ItemId, Pose)]) -> Vec<Shot> {
+    let cfg = ShotConfig::new(fps, Table::rectangle(1000.0, 700.0), &Items::default_set());
+    let declared: std::collections::BTreeMap<ItemId, Pose> = declared.iter().copied().collect();
+    let mut cutter = ShotCutter::with_start(cfg, &declared);
+    let mut shots: Vec<Shot> = frames.into_iter().filter_map(|f| cutter.push(f)).collect();
+    shots.extend(cutter.finish());
+    shots
+}
+
+/// A start typed by hand (or a coin read a few millimetres off against its hole's
+/// rim) is no move the camera saw: only a move from where the camera first saw the
+/// item is a disturbance (R11 4.2).
+#[test]
+fn a_declared_start_a_few_mm_off_is_no_disturbance_but_a_move_seen_is() {
+    let fps = 30.0;
+    let struck = 30;
+    let fish = turning(fps, struck)(0);
+    let declared = [
+        (ItemId::fish(0), fish),
+        (ItemId::coin(1), Pose::coin(704.0, 297.0)),
+    ];
+    let frames = stream(fps, 90, 0.2, 0.2, turning(fps, struck));
+    let shots = cut_from(fps, frames.clone(), &declared);
+    assert_eq!(shots.len(), 1, "{shots:?}");
+    let before = shots[0]
+        .before
+        .as_ref()
+        .expect("an interlude from the start");
+    assert!(before.disturbed.is_empty(), "{:?}", before.disturbed);
+
+    // Seen where declared, then nudged 12 mm, slowly, before the flick: that the
+    // camera saw.
+    let mut pushed = frames;
+    for tf in pushed.iter_mut().filter(|tf| tf.frame >= 2) {
+        let along = 0.5 * (tf.frame.min(26) - 2) as f64;
+        for it in tf
+            .items
+            .iter_mut()
+            .filter(|it| it.item == Some(ItemId::coin(1)))
+        {
+            it.pose = Pose::coin(it.pose.x + along, it.pose.y);
+            if tf.frame < 26 {
+                it.velocity_mm_s = Vector::new(0.5 * fps, 0.0);
+            }
+        }
+    }
+    let shots = cut_from(fps, pushed, &declared);
+    let before = shots[0]
+        .before
+        .as_ref()
+        .expect("an interlude from the start");
+    assert_eq!(
+        before.disturbed.iter().map(|d| d.item).collect::<Vec<_>>(),
+        [ItemId::coin(1)],
+        "{:?}",
+        before.disturbed
+    );
+    assert!(
+        (before.disturbed[0].distance_mm - 12.0).abs() < 1.5,
+        "{:?}",
+        before.disturbed
+    );
+}
