@@ -875,12 +875,15 @@ mod tests {
             Point::new(140.0, 150.0),
             Point::new(150.0, 130.0),
         ];
-        let first = shaded_holes(draw(&grid, &items, &fish, &loose, None));
-        let s = det.detect(&TopView {
-            grid,
-            rgb: &first,
-            bgr: false,
-        });
+        let mut look_at = |coins: &[Point]| {
+            let rgb = shaded_holes(draw(&grid, &items, &fish, coins, None));
+            det.detect(&TopView {
+                grid,
+                rgb: &rgb,
+                bgr: false,
+            })
+        };
+        let s = look_at(&loose);
         assert!(
             s.fish.iter().all(|f| f.visible_fraction > 0.95),
             "the tags should be wholly seen, so that their holes could teach: {s:?}"
@@ -892,12 +895,7 @@ mod tests {
             Point::new(170.0, 120.0),
             Point::new(250.0, 160.0),
         ];
-        let after = shaded_holes(draw(&grid, &items, &fish, &scattered, None));
-        let s = det.detect(&TopView {
-            grid,
-            rgb: &after,
-            bgr: false,
-        });
+        let s = look_at(&scattered);
         for c in scattered {
             assert!(
                 s.coins.iter().any(|o| (o.pt_in_table - c).norm() < 1.0),
