@@ -50,7 +50,13 @@ pub(crate) fn fastest_on_table(cfg: &ShotConfig, history: &[TrackFrame]) -> Moti
             ItemKind::Coin => 0.0,
         };
         if t.seen {
-            if let Some(w) = windowed(cfg, history, t, window) {
+            // An item seen again after a gap (hidden under the hand all through its
+            // flight) has covered the way from where it was last seen, however long
+            // ago: a tag that flew unseen and showed only at rest, 150 mm away, made
+            // no shot.
+            if let Some(w) =
+                windowed(cfg, history, t, window).or_else(|| reacquired(cfg, history, t, window))
+            {
                 m.covered_mm_s = m.covered_mm_s.max((w.moved_mm + tail(&w)) / w.span_s);
             }
             // Twice as long for the rest test: the tail's jitter then takes at most
@@ -107,6 +113,44 @@ fn windowed(
         }
     }
     None
+}
+
+/// A track seen in the newest frame of `history` but in none of the `4 * window`
+/// frames before it: a tag's change since its last sighting before the gap, when it
+/// lay on the table then (none if it was never seen before).
+fn reacquired(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    now: &TrackedItem,
+    window: FrameIdx,
+) -> Option<Windowed> {
+    let last = history.last()?;
+    let recent = last.frame.saturating_sub(4 * window);
+    let (f, before) = history.iter().rev().skip(1).find_map(|tf| {
+        tf.items
+            .iter()
+            .find(|x| x.track == now.track && x.seen)
+            .map(|t| (tf.frame, t))
+    })?;
+    // A lost item put back by hand shows again on the table too: that is the
+    // interlude's business, not a shot. Only a tag's colour names it for sure after a
+    // gap: a coin "seen again" far off may be another coin or a phantom the tracker
+    // gave its name to (a false shot in a put-back), and no shot is without its
+    // mover's tag moving.
+    if f >= recent || !before.state.on_table() || now.kind != ItemKind::Fish {
+        return None;
+    }
+    let span_s = (last.frame - f) as f64 / cfg.fps;
+    let step = wrap_angle(now.pose.angle() - before.pose.angle());
+    Some(Windowed {
+        span_s,
+        moved_mm: dist(&now.pose, &before.pose),
+        turn_rad: if step.abs() <= cfg.max_turn_rad(span_s) {
+            step
+        } else {
+            0.0
+        },
+    })
 }
 
 /// An angle difference wrapped into (-π, π].

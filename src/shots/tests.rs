@@ -3,7 +3,7 @@
 
 use super::{ShotConfig, ShotCutter};
 use crate::config::Items;
-use crate::geometry::{Table, Vector};
+use crate::geometry::{Point, Table, Vector};
 use crate::model::{FrameIdx, ItemId, ItemKind, Pose};
 use crate::record::Shot;
 use crate::track::{Timing, TrackFrame, TrackId, TrackState, TrackedItem};
@@ -295,4 +295,47 @@ fn a_declared_start_a_few_mm_off_is_no_disturbance_but_a_move_seen_is() {
         "{:?}",
         before.disturbed
     );
+}
+
+/// A fish hidden under the hand from before its flight until it lay still again
+/// (the hand over the table through the whole shot): seen again 150 mm away, it
+/// flew, and that is a shot; seen again where it lay, nothing happened.
+#[test]
+fn a_fish_seen_again_at_rest_far_from_where_the_hand_hid_it_made_a_shot() {
+    let fps = 30.0;
+    let (hidden_from, seen_again) = (30, 52);
+    let shots_when_found_at = |x: f64, y: f64| {
+        let frames = stream(fps, 120, 0.2, 0.2, move |f| {
+            if f < hidden_from {
+                Pose::fish(500.0, 300.0, 0.3)
+            } else {
+                Pose::fish(x, y, 0.3)
+            }
+        });
+        let frames: Vec<TrackFrame> = frames
+            .into_iter()
+            .map(|mut tf| {
+                if (hidden_from..seen_again).contains(&tf.frame) {
+                    // The tracker holds a hidden item where it was last seen.
+                    let fish = &mut tf.items[0];
+                    fish.seen = false;
+                    fish.last_seen = Some(hidden_from - 1);
+                    fish.pose = Pose::fish(500.0, 300.0, 0.3);
+                    fish.velocity_mm_s = Vector::zeros();
+                }
+                tf
+            })
+            .collect();
+        cut(fps, frames)
+    };
+    let flew = shots_when_found_at(650.0, 250.0);
+    assert_eq!(flew.len(), 1, "{flew:?}");
+    assert_eq!(flew[0].first_moved, Some(ItemId::fish(0)));
+    assert!(
+        (flew[0].end[&ItemId::fish(0)].point() - Point::new(650.0, 250.0)).norm() < 1.0,
+        "{:?}",
+        flew[0].end
+    );
+    let stayed = shots_when_found_at(500.0, 300.0);
+    assert!(stayed.is_empty(), "{stayed:?}");
 }
