@@ -1189,19 +1189,22 @@ fn colour_planes(bgr: &Mat) -> Result<[Plane; 3], CalibrateError> {
     Ok(planes.map(|data| Plane { w, h, data }))
 }
 
-/// Where the top's own colour is read, before the searched stretch (px).
-const TOP_REFERENCE_PX: f64 = 3.0;
-/// A transition counts as the top's edge when its step is at least this fraction of
-/// the largest step across the profile: the top's boundary to its side face is
-/// weaker than the face's to the floor, but far above grain and noise.
-const STRONG_STEP_FRACTION: f64 = 0.3;
+/// Where the top's own colour (and how much it varies: grain, planks, noise) is
+/// read, just inside the searched stretch (px).
+const TOP_REFERENCE_PX: f64 = 10.0;
+/// The least colour distance (BGR units) that counts as "off the top's colour",
+/// whatever the top's own variation: sensor noise alone reaches a few units.
+const MIN_OFF_TOP: f64 = 10.0;
 
-/// Measures a side whose side face is in view: across the stretch from `reach_in`
-/// inside the outer boundary to `reach_out` beyond it, the distance of the colour
-/// from the top's own (read just inside the stretch) rises at the top's edge, again
-/// or not at the face's lower edge, and at the floor. The top ends at the first
-/// strong rise seen from the inside that stays off the top's colour (a seam or
-/// grain line comes back to it). Edge points with the height of their step.
+/// Measures a side whose side face is in view. Across the stretch from `reach_in`
+/// inside the outer boundary to `reach_out` beyond it, the colour's distance from
+/// the top's own (the median of a stretch further in) is followed outward. Beyond
+/// the top's edge the colour never again looks like the top's: neither the side
+/// face (darker, or lit differently) nor the floor does, while grain, a plank seam
+/// or a fold inside the top comes back to it. So the top ends where the distance
+/// last rises above the top's own variation (twice what it reaches within the
+/// reference stretch, taken per side), at the steepest rise there. Edge points with
+/// the height of their rise.
 fn measure_top_side(
     side: &Side,
     colour: &[Plane; 3],
@@ -1212,9 +1215,10 @@ fn measure_top_side(
     let start = -reach_in - TOP_REFERENCE_PX;
     let n = ((reach_out - start) / PROFILE_STEP_PX) as usize + 1;
     let position = |i: usize| start + i as f64 * PROFILE_STEP_PX;
-    let reference_end = (TOP_REFERENCE_PX / PROFILE_STEP_PX) as usize;
     let px = |d: f64| (d / PROFILE_STEP_PX).round() as usize;
-    let mut edge = vec![];
+    let reference_end = px(TOP_REFERENCE_PX);
+    // First every station's distance profile and how far the top varies in it.
+    let mut profiles = vec![];
     for q in side.stations() {
         let samples: Option<Vec<[f64; 3]>> = (0..n)
             .map(|i| {
@@ -1227,49 +1231,106 @@ fn measure_top_side(
             })
             .collect();
         let Some(samples) = samples else { continue };
-        let mut top = [0.0; 3];
-        for c in &samples[..=reference_end] {
-            for k in 0..3 {
-                top[k] += c[k] / (reference_end + 1) as f64;
-            }
-        }
+        let top =
+            [0, 1, 2].map(|c| median_of(samples[..reference_end].iter().map(|v| v[c]).collect()));
         let d: Vec<f64> = samples.iter().map(|&c| dist3(c, top)).collect();
-        // Central differences: grad[i] belongs to position i + 1.
-        let grad: Vec<f64> = (1..n - 1).map(|i| d[i + 1] - d[i - 1]).collect();
-        let (before, after) = (px(3.0), px(1.0));
-        // Each local peak of the rise, with the height of its step: what the
-        // colour stays above just past it, over what it was just before.
-        let mut steps = vec![];
-        for i in reference_end.max(1)..grad.len().saturating_sub(1) {
-            let g = grad[i];
-            if !(g > 0.0 && g >= grad[i - 1] && g >= grad[i + 1]) {
-                continue;
-            }
-            let at = i + 1;
-            if at < before || at + px(3.0) >= n {
-                continue;
-            }
-            let was = d[at - before..=at - after].iter().sum::<f64>() / (before - after + 1) as f64;
-            let stays = d[at + after..=at + px(3.0)]
-                .iter()
-                .copied()
-                .fold(f64::INFINITY, f64::min);
-            steps.push((i, stays - was));
-        }
-        let Some(largest) = steps.iter().map(|s| s.1).max_by(f64::total_cmp) else {
+        let mut inner: Vec<f64> = d[..reference_end].to_vec();
+        inner.sort_by(f64::total_cmp);
+        let variation = inner[inner.len() * 9 / 10];
+        profiles.push((q, d, variation));
+    }
+    if profiles.is_empty() {
+        return vec![];
+    }
+    let off_top = (2.0 * median_of(profiles.iter().map(|p| p.2).collect())).max(MIN_OFF_TOP);
+    let mut edge = vec![];
+    for (q, d, _) in profiles {
+        // The last rise above `off_top`: everything from `last` on stays off the top.
+        let Some(below) = d[reference_end..].iter().rposition(|&v| v <= off_top) else {
             continue;
         };
-        if largest <= 0.0 {
+        let last = reference_end + below + 1;
+        if last + 1 >= n {
             continue;
         }
-        let Some(&(i, height)) = steps.iter().find(|s| s.1 >= STRONG_STEP_FRACTION * largest)
+        // The steepest rise from a pixel before the crossing to 3 px after it (a
+        // darker rim may cross first, its step to the face follows).
+        let grad: Vec<f64> = (1..n - 1).map(|i| d[i + 1] - d[i - 1]).collect();
+        let (lo, hi) = (
+            last.saturating_sub(px(1.0)).max(1) - 1,
+            (last + px(3.0)).min(grad.len() - 1),
+        );
+        let Some((imax, &gmax)) = grad[lo..=hi]
+            .iter()
+            .enumerate()
+            .max_by(|x, y| x.1.total_cmp(y.1))
         else {
             continue;
         };
-        let s = gradient_centroid(&grad, i, 2.0, |j| position(j + 1));
-        edge.push((q + side.normal * s, height));
+        if gmax <= 0.0 {
+            continue;
+        }
+        let Some(s) = midpoint_crossing(&d, lo + imax + 1).map(|x| start + x * PROFILE_STEP_PX)
+        else {
+            continue;
+        };
+        edge.push((q + side.normal * s, gmax));
     }
     edge
+}
+
+/// Half the span over which a step's two levels are read (px): first past the
+/// blur of the smoothed frame, then, from the crossing found, closer in, short of a
+/// darker rim's ramp leading up to the step.
+const STEP_LEVELS_PX: [f64; 2] = [1.25, 0.75];
+
+/// `d` at a fractional index, linearly interpolated; `None` outside.
+fn interpolate(d: &[f64], x: f64) -> Option<f64> {
+    if !(x >= 0.0 && x <= (d.len() - 1) as f64) {
+        return None;
+    }
+    let i = (x.floor() as usize).min(d.len() - 2);
+    let f = x - i as f64;
+    Some(d[i] * (1.0 - f) + d[i + 1] * f)
+}
+
+/// Where a rising step near profile index `at` (samples `PROFILE_STEP_PX` apart)
+/// crosses halfway between its levels either side, as a fractional index: once
+/// with the levels read [`STEP_LEVELS_PX`]`[0]` either side of `at`, then twice
+/// more closer in around the crossing found. Unlike the gradient's centroid this is
+/// not pulled by a ramp leading up to the step (a darker rim toward the edge), and
+/// it is unbiased for a symmetric blur.
+fn midpoint_crossing(d: &[f64], at: usize) -> Option<f64> {
+    let mut x = at as f64;
+    for (round, half_px) in [STEP_LEVELS_PX[0], STEP_LEVELS_PX[1], STEP_LEVELS_PX[1]]
+        .into_iter()
+        .enumerate()
+    {
+        let half = half_px / PROFILE_STEP_PX;
+        let level = 0.5 * (interpolate(d, x - half)? + interpolate(d, x + half)?);
+        // The crossing nearest `x`: search outward from it.
+        let centre = x.floor() as usize;
+        let reach = half.ceil() as usize;
+        let mut found = None;
+        'search: for k in 0..=reach {
+            for i in [centre + k, centre.wrapping_sub(k + 1)] {
+                if i + 1 >= d.len() {
+                    continue;
+                }
+                let (a, b) = (d[i], d[i + 1]);
+                if a <= level && b > level {
+                    found = Some(i as f64 + (level - a) / (b - a));
+                    break 'search;
+                }
+            }
+        }
+        match found {
+            Some(f) => x = f,
+            None if round == 0 => return None,
+            None => break,
+        }
+    }
+    Some(x)
 }
 
 /// Fits a side's line to its strong edge points: weak steps are items, shadows or
@@ -1392,7 +1453,7 @@ pub fn detect_table(
         // A face under a pixel tall cannot be told from the edge's own blur.
         let edge = if showing[k] && reach >= 1.0 {
             face_in_view[k] = true;
-            measure_top_side(&side, &colour, camera, reach + 2.0, 3.0)
+            measure_top_side(&side, &colour, camera, reach + 2.0, 8.0)
         } else {
             measure_outer_side(&side, &tableness, camera, 4.0)
         };
