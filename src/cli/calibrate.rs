@@ -38,9 +38,9 @@ pub enum CalibrateCommand {
     /// counter-clockwise as seen from above. Or give the corners with --corners.
     /// Where the table's side face is in view (the camera stands beyond that side),
     /// the top's edge is taken where the top's colour ends, not where the face meets
-    /// the floor. The table.json written is that of a rigid camera with the given
-    /// intrinsics fitted to the corners (to every edge point when found
-    /// automatically), with the worst-case position error over the table
+    /// the floor. When found automatically, the table.json written is that of a rigid
+    /// camera with the given intrinsics fitted to every edge point (given corners are
+    /// kept as given, and only judged by that fit), with the worst-case position error over the table
     /// (`position_uncertainty_mm`) from the edge fits' scatter. Also writes a check
     /// picture (the undistorted frame with the outline and a grid).
     ///

@@ -923,9 +923,46 @@ fn to_bgr(image: &Mat) -> Result<Mat, CalibrateError> {
 pub struct TableDetection {
     pub corners_undistorted: [Point2<f64>; 4],
     pub side_points_undistorted: [Vec<Point2<f64>>; 4],
-    /// Sides whose side face the camera sees (measured as the top's first
-    /// transition from the inside).
+    /// Sides whose side face the camera sees, measured at the top's own edge (where
+    /// the colour last leaves the top's).
     pub face_in_view: [bool; 4],
+    /// Each side's line, as in `corners_undistorted`.
+    lines: [Line2; 4],
+    /// For the sides with a face in view, the outer boundary's line and points too:
+    /// a darker rim along the top's edge looks like a face, and only a rigid camera
+    /// can tell which of the two is the top's edge ([`TableDetection::variants`]).
+    outer: [Option<(Line2, Vec<Point2<f64>>)>; 4],
+}
+
+/// One reading of the table's sides: corners, each side's points, and which sides
+/// were taken at the top's edge inside a side face.
+pub type SideVariant = ([Point2<f64>; 4], [Vec<Point2<f64>>; 4], [bool; 4]);
+
+impl TableDetection {
+    /// Every way to read the sides with a face in view (the top's edge or the outer
+    /// boundary), the found one first.
+    pub fn variants(&self) -> Vec<SideVariant> {
+        let open: Vec<usize> = (0..4).filter(|&k| self.outer[k].is_some()).collect();
+        let mut out = vec![];
+        for mask in 0..(1usize << open.len()) {
+            let mut lines = self.lines;
+            let mut points = self.side_points_undistorted.clone();
+            let mut face = self.face_in_view;
+            for (bit, &k) in open.iter().enumerate() {
+                if mask & (1 << bit) != 0 {
+                    if let Some((line, kept)) = &self.outer[k] {
+                        lines[k] = *line;
+                        points[k] = kept.clone();
+                        face[k] = false;
+                    }
+                }
+            }
+            if let Ok(corners) = corners_of(&lines) {
+                out.push((corners, points, face));
+            }
+        }
+        out
+    }
 }
 
 /// The rough quadrilateral of the table in the undistorted frame (undistorted pixels).
@@ -1445,26 +1482,30 @@ pub fn detect_table(
     let mut lines = [Line2::through(ordered[0], ordered[1]).ok_or_else(degenerate)?; 4];
     let mut points: [Vec<Point2<f64>>; 4] = Default::default();
     let mut face_in_view = [false; 4];
+    let mut outer: [Option<(Line2, Vec<Point2<f64>>)>; 4] = Default::default();
     for k in 0..4 {
         let side = Side::new(ordered[k], ordered[(k + 1) % 4], centre)
             .ok_or_else(|| CalibrateError::TableNotFound("a table side is too short".into()))?;
         let reach =
             face_reach_px(&pose, camera, rect[k], rect[(k + 1) % 4], side.normal).unwrap_or(0.0);
+        let (line, kept) = fit_side(&measure_outer_side(&side, &tableness, camera, 4.0), k)?;
+        (lines[k], points[k]) = (line, kept);
         // A face under a pixel tall cannot be told from the edge's own blur.
-        let edge = if showing[k] && reach >= 1.0 {
-            face_in_view[k] = true;
-            measure_top_side(&side, &colour, camera, reach + 2.0, 8.0)
-        } else {
-            measure_outer_side(&side, &tableness, camera, 4.0)
-        };
-        let (line, kept) = fit_side(&edge, k)?;
-        lines[k] = line;
-        points[k] = kept;
+        if showing[k] && reach >= 1.0 {
+            let top = measure_top_side(&side, &colour, camera, reach + 2.0, 8.0);
+            if let Ok((line, kept)) = fit_side(&top, k) {
+                outer[k] = Some((lines[k], std::mem::replace(&mut points[k], kept)));
+                lines[k] = line;
+                face_in_view[k] = true;
+            }
+        }
     }
     Ok(TableDetection {
         corners_undistorted: corners_of(&lines)?,
         side_points_undistorted: points,
         face_in_view,
+        lines,
+        outer,
     })
 }
 
@@ -1505,6 +1546,31 @@ pub struct TableSolution {
     pub face_in_view: [bool; 4],
 }
 
+/// Each side's edge points as pose observations.
+fn side_observations(points: &[Vec<Point2<f64>>; 4]) -> PoseObservations {
+    PoseObservations {
+        corners: vec![],
+        side_points: points
+            .iter()
+            .enumerate()
+            .flat_map(|(k, pts)| pts.iter().map(move |&p| (k, p)))
+            .collect(),
+    }
+}
+
+/// How far each seen corner lies from a rigid camera fitted to `obs` (mm).
+fn rigid_offsets(
+    camera: &CameraIntrinsics,
+    rect: &[Point2<f64>],
+    corners: &[Point2<f64>; 4],
+    obs: &PoseObservations,
+) -> Option<Vec<f64>> {
+    let start =
+        RigidPose::from_homography(camera, &Homography::from_correspondences(corners, rect)?)?;
+    let fit = fit_rigid_pose(camera, rect, obs, start)?;
+    corner_offsets_mm(camera, &fit.pose, rect, corners)
+}
+
 /// Edge samples are a pixel apart, but smoothing and the lens's blur make
 /// neighbours share their errors over about this many samples: the fit's
 /// covariance is widened by it.
@@ -1513,8 +1579,8 @@ const EDGE_SAMPLE_CORRELATION: f64 = 3.0;
 /// Solves the table plane of a `width_mm x height_mm` rectangle from a frame: corners
 /// from `corners_px` (distorted pixels in table corner order 0..3) or found
 /// automatically, then the pose of a rigid camera with these intrinsics fitted to
-/// them (to every edge point when found automatically): the written homography and
-/// corners are that camera's. `reprojection_error_mm` in the result is the RMS of how
+/// them (to every edge point when found automatically). Found automatically, the
+/// written homography and corners are that camera's; given, they are kept exactly. `reprojection_error_mm` in the result is the RMS of how
 /// far the seen corners lie from the rigid camera's; [`TableSolution::doubt`] says
 /// when that, or the seen aspect, is too far off to trust.
 pub fn solve_table(
@@ -1551,12 +1617,25 @@ pub fn solve_table(
         }
         None => {
             let found = detect_table(frame, camera, width_mm, height_mm)?;
-            for (k, points) in found.side_points_undistorted.iter().enumerate() {
-                observations
-                    .side_points
-                    .extend(points.iter().map(|&p| (k, p)));
+            // Where a face may be in view, its side was read both at the top's edge
+            // and at the outer boundary; a darker rim along the top looks like a face.
+            // The reading a rigid camera fits best is the top's: the other puts one
+            // side a face's (or a rim's) width off, millimetres at the corners.
+            let mut best: Option<(f64, SideVariant)> = None;
+            for variant in found.variants() {
+                let obs = side_observations(&variant.1);
+                let worst = rigid_offsets(camera, &rect, &variant.0, &obs)
+                    .map(|o| o.iter().copied().fold(0.0, f64::max))
+                    .unwrap_or(f64::INFINITY);
+                if best.as_ref().is_none_or(|b| worst < b.0) {
+                    best = Some((worst, variant));
+                }
             }
-            (found.corners_undistorted, found.face_in_view, true)
+            let (_, (corners, points, face)) = best.ok_or_else(|| {
+                CalibrateError::TableNotFound("two adjacent sides are parallel".into())
+            })?;
+            observations = side_observations(&points);
+            (corners, face, true)
         }
     };
     let seen_from_table = Homography::from_correspondences(&rect, &ordered)
@@ -1589,10 +1668,16 @@ pub fn solve_table(
     let start =
         RigidPose::from_homography(camera, &seen_from_table.inverse()).ok_or_else(no_rigid_fit)?;
     let fit = fit_rigid_pose(camera, &rect, &observations, start).ok_or_else(no_rigid_fit)?;
-    let table_from_undistorted = fit
-        .pose
-        .table_from_undistorted(camera)
-        .ok_or_else(no_rigid_fit)?;
+    // Corners found automatically are replaced by the rigid camera's, fitted to
+    // every edge point; corners given by hand are kept as given (the user vouches for
+    // them), and the rigid fit only judges them.
+    let table_from_undistorted = if automatic {
+        fit.pose
+            .table_from_undistorted(camera)
+            .ok_or_else(no_rigid_fit)?
+    } else {
+        seen_from_table.inverse()
+    };
     let corner_offsets_mm =
         corner_offsets_mm(camera, &fit.pose, &rect, &ordered).ok_or_else(no_rigid_fit)?;
     let residual = (corner_offsets_mm.iter().map(|d| d * d).sum::<f64>()
