@@ -1,6 +1,11 @@
 //! Camera intrinsics (`camera.json`) and the table plane (`table.json`) of
 //! DESIGN.md: their formats, and the pure maths every stage uses to go between
-//! pixels and table millimetres (distortion, homography). No OpenCV: the solvers
+//! pixels and table millimetres (distortion, homography), and the pure maths of
+//! judging a table calibration: the pose of a rigid camera with known intrinsics
+//! fitted to the table's corners and sides ([`fit_rigid_pose`]), which sides show
+//! their side face, whether the corners and the seen aspect agree with that camera
+//! ([`judge_table_fit`]: a [`TableDoubt`] names the doubtful corner), and how far a
+//! point may be off ([`worst_position_uncertainty_mm`]). No OpenCV: the solvers
 //! that estimate these from images live in `vision::calibrate`. The printable
 //! chessboard page is `board`.
 //! Uses: model, geometry, config.
@@ -571,7 +576,7 @@ impl Line2 {
     pub fn through(a: Point2<f64>, b: Point2<f64>) -> Option<Line2> {
         let d = b - a;
         let len = d.norm();
-        if !(len > 1e-12) {
+        if len.is_nan() || len <= 1e-12 {
             return None;
         }
         let normal = nalgebra::Vector2::new(-d.y / len, d.x / len);
@@ -967,7 +972,8 @@ pub struct TableDoubt {
 
 impl TableDoubt {
     fn corner_bad(&self) -> bool {
-        !(self.offset_mm <= MAX_CORNER_OFFSET_MM)
+        // Not a number is off too.
+        self.offset_mm.is_nan() || self.offset_mm > MAX_CORNER_OFFSET_MM
     }
 
     fn aspect_mismatch(&self) -> f64 {
@@ -975,7 +981,8 @@ impl TableDoubt {
     }
 
     fn aspect_bad(&self) -> bool {
-        !(self.aspect_mismatch() <= MAX_ASPECT_MISMATCH)
+        let m = self.aspect_mismatch();
+        m.is_nan() || m > MAX_ASPECT_MISMATCH
     }
 }
 

@@ -13,10 +13,26 @@
 //! to a fraction of a pixel: across the edge, at every pixel along it, the position of
 //! the steepest change is found on the *original* frame sampled at undistorted
 //! positions, and a robust straight line is fitted in undistorted pixels (where table
-//! edges are straight). Adjacent lines intersect in the corners. Corners are then
-//! numbered as `calibration::order_table_corners` says: counter-clockwise seen from
-//! above, edge 0→1 the table's `W` side, corner 0 the one nearest the image's
-//! bottom-left.
+//! edges are straight). Adjacent lines intersect in the corners, numbered as
+//! `calibration::order_table_corners` says: counter-clockwise seen from above, edge
+//! 0→1 the table's `W` side, corner 0 the one nearest the image's bottom-left.
+//!
+//! That outer boundary is the top's edge only where the camera cannot see the
+//! table's side face. Where it stands beyond a side (`calibration::sides_showing_face`,
+//! from a first pose), the face shows below the top's edge, and the outer boundary is
+//! the face's lower edge: there the side is measured again from the inside, where
+//! the colour last leaves the top's own (grain, seams and folds come back to it; the
+//! face and the floor do not). A darker rim along the top's edge looks the same, so
+//! both readings are kept and `solve_table` lets a rigid camera with the known
+//! intrinsics and table size decide: the reading it fits best is the top's.
+//!
+//! # The table plane
+//! `solve_table` fits that rigid camera's pose to every edge point
+//! (`calibration::fit_rigid_pose`, started from the homography of the corners), and
+//! writes its homography and corners; given corners are kept as given. How far the
+//! seen corners lie from the rigid camera's, and the table's aspect as seen, are
+//! judged by `calibration::judge_table_fit`; the fit's covariance gives the
+//! worst-case position error over the table.
 
 use crate::calibration::{
     corner_offsets_mm, coverage_grid, fit_rigid_pose, judge_table_fit, order_table_corners,
