@@ -1,6 +1,11 @@
 //! Camera intrinsics (`camera.json`) and the table plane (`table.json`) of
 //! DESIGN.md: their formats, and the pure maths every stage uses to go between
-//! pixels and table millimetres (distortion, homography). No OpenCV: the solvers
+//! pixels and table millimetres (distortion, homography), and the pure maths of
+//! judging a table calibration: the pose of a rigid camera with known intrinsics
+//! fitted to the table's corners and sides ([`fit_rigid_pose`]), which sides show
+//! their side face, whether the corners and the seen aspect agree with that camera
+//! ([`judge_table_fit`]: a [`TableDoubt`] names the doubtful corner), and how far a
+//! point may be off ([`worst_position_uncertainty_mm`]). No OpenCV: the solvers
 //! that estimate these from images live in `vision::calibrate`. The printable
 //! chessboard page is `board`.
 //! Uses: model, geometry, config.
@@ -567,6 +572,20 @@ impl Line2 {
         Some((line, kept))
     }
 
+    /// The line through two points; `None` when they coincide.
+    pub fn through(a: Point2<f64>, b: Point2<f64>) -> Option<Line2> {
+        let d = b - a;
+        let len = d.norm();
+        if len.is_nan() || len <= 1e-12 {
+            return None;
+        }
+        let normal = nalgebra::Vector2::new(-d.y / len, d.x / len);
+        Some(Line2 {
+            normal,
+            offset: normal.x * a.x + normal.y * a.y,
+        })
+    }
+
     /// Signed distance (positive on the side the normal points to).
     pub fn distance(&self, p: Point2<f64>) -> f64 {
         self.normal.x * p.x + self.normal.y * p.y - self.offset
@@ -706,6 +725,410 @@ pub fn rigid_plane_residual_mm(
         sum += (back - p).norm_squared();
     }
     Some((sum / corners_mm.len().max(1) as f64).sqrt())
+}
+
+/// A rigid camera's view of the table plane: `camera point = R * (x, y, 0) + t`
+/// (table mm to camera mm, OpenCV axes). Unlike a free homography it has 6 degrees
+/// of freedom, so the table's corners and sides over-determine it and what it leaves
+/// over says whether the corners, the size and the intrinsics agree.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RigidPose {
+    pub camera_from_table: Matrix3<f64>,
+    pub translation_mm: Vector3<f64>,
+}
+
+impl RigidPose {
+    /// The pose nearest to a homography (undistorted px -> table mm), by SVD; `None`
+    /// for a degenerate homography.
+    pub fn from_homography(
+        camera: &CameraIntrinsics,
+        table_from_undistorted: &Homography,
+    ) -> Option<RigidPose> {
+        let (camera_from_table, translation_mm) = plane_pose(camera, table_from_undistorted)?;
+        Some(RigidPose {
+            camera_from_table,
+            translation_mm,
+        })
+    }
+
+    /// A table point (mm, z up) in camera coordinates (mm).
+    pub fn camera_point(&self, x: f64, y: f64, z: f64) -> Vector3<f64> {
+        self.camera_from_table * Vector3::new(x, y, z) + self.translation_mm
+    }
+
+    /// Where a table point (mm, z up; z < 0 is below the top) appears, in undistorted
+    /// pixels; `None` behind the camera.
+    pub fn undistorted_pixel(
+        &self,
+        camera: &CameraIntrinsics,
+        x: f64,
+        y: f64,
+        z: f64,
+    ) -> Option<Point2<f64>> {
+        let v = camera.matrix() * self.camera_point(x, y, z);
+        (v.z > 1e-9).then(|| Point2::new(v.x / v.z, v.y / v.z))
+    }
+
+    /// The homography from undistorted pixels to table mm this pose implies.
+    pub fn table_from_undistorted(&self, camera: &CameraIntrinsics) -> Option<Homography> {
+        let mut m = Matrix3::zeros();
+        m.set_column(0, &self.camera_from_table.column(0));
+        m.set_column(1, &self.camera_from_table.column(1));
+        m.set_column(2, &self.translation_mm);
+        Homography::from_matrix(camera.matrix() * m).map(|h| h.inverse())
+    }
+
+    /// The camera's centre in table mm (z: height above the top).
+    pub fn camera_centre_mm(&self) -> Vector3<f64> {
+        -(self.camera_from_table.transpose() * self.translation_mm)
+    }
+
+    /// The pose turned by the rotation vector `w` (applied on the camera side) and
+    /// shifted by `dt` mm.
+    fn nudged(&self, w: Vector3<f64>, dt: Vector3<f64>) -> RigidPose {
+        let turn = nalgebra::Rotation3::from_scaled_axis(w).into_inner();
+        RigidPose {
+            camera_from_table: turn * self.camera_from_table,
+            translation_mm: turn * self.translation_mm + dt,
+        }
+    }
+}
+
+/// What a rigid pose is fitted to, in undistorted pixels: seen table corners (index
+/// into the corner list) and points measured on the table's sides (side `k` runs from
+/// corner `k` to corner `k + 1`).
+#[derive(Debug, Clone, Default)]
+pub struct PoseObservations {
+    pub corners: Vec<(usize, Point2<f64>)>,
+    pub side_points: Vec<(usize, Point2<f64>)>,
+}
+
+/// A fitted pose and how well it fits.
+#[derive(Debug, Clone)]
+pub struct PoseFit {
+    pub pose: RigidPose,
+    /// RMS of the residuals (px): corners' distances, side points' distances from
+    /// their projected side.
+    pub rms_px: f64,
+    /// Covariance of the pose parameters (rotation vector, translation mm) scaled by
+    /// the residuals' own variance: how well the observations pin the pose down.
+    pub covariance: nalgebra::Matrix6<f64>,
+}
+
+/// The residuals (px) of `pose` against `obs` for the table polygon `corners_mm`.
+fn pose_residuals(
+    pose: &RigidPose,
+    camera: &CameraIntrinsics,
+    corners_mm: &[Point2<f64>],
+    obs: &PoseObservations,
+) -> Option<Vec<f64>> {
+    let n = corners_mm.len();
+    let projected: Vec<Point2<f64>> = corners_mm
+        .iter()
+        .map(|c| pose.undistorted_pixel(camera, c.x, c.y, 0.0))
+        .collect::<Option<_>>()?;
+    let mut out = Vec::with_capacity(2 * obs.corners.len() + obs.side_points.len());
+    for &(i, p) in &obs.corners {
+        let q = projected.get(i)?;
+        out.push(p.x - q.x);
+        out.push(p.y - q.y);
+    }
+    let mut sides = Vec::with_capacity(n);
+    for k in 0..n {
+        sides.push(Line2::through(projected[k], projected[(k + 1) % n])?);
+    }
+    for &(k, p) in &obs.side_points {
+        out.push(sides.get(k)?.distance(p));
+    }
+    Some(out)
+}
+
+/// Fits the rigid pose of a camera with known intrinsics to the table's corners and
+/// sides (Levenberg–Marquardt from `start`, numeric derivatives): the
+/// perspective-n-point problem with points and lines together. `None` when there are
+/// fewer residuals than the pose's 6 parameters or the fit leaves finite numbers.
+pub fn fit_rigid_pose(
+    camera: &CameraIntrinsics,
+    corners_mm: &[Point2<f64>],
+    obs: &PoseObservations,
+    start: RigidPose,
+) -> Option<PoseFit> {
+    let cost = |p: &RigidPose| {
+        pose_residuals(p, camera, corners_mm, obs).map(|r| r.iter().map(|v| v * v).sum::<f64>())
+    };
+    let mut pose = start;
+    let mut residuals = pose_residuals(&pose, camera, corners_mm, obs)?;
+    if residuals.len() < 6 {
+        return None;
+    }
+    let mut current = residuals.iter().map(|v| v * v).sum::<f64>();
+    let mut lambda = 1e-3;
+    let mut jacobian = nalgebra::DMatrix::<f64>::zeros(residuals.len(), 6);
+    for _ in 0..100 {
+        // Steps of 1e-6 rad and 1e-6 of the distance: well inside the linear range.
+        let scale = pose.translation_mm.norm().max(1.0);
+        for j in 0..6 {
+            let h = if j < 3 { 1e-6 } else { 1e-6 * scale };
+            let mut d = nalgebra::Vector6::zeros();
+            d[j] = h;
+            let w = Vector3::new(d[0], d[1], d[2]);
+            let t = Vector3::new(d[3], d[4], d[5]);
+            let plus = pose_residuals(&pose.nudged(w, t), camera, corners_mm, obs)?;
+            let minus = pose_residuals(&pose.nudged(-w, -t), camera, corners_mm, obs)?;
+            for (i, (a, b)) in plus.iter().zip(&minus).enumerate() {
+                jacobian[(i, j)] = (a - b) / (2.0 * h);
+            }
+        }
+        let r = nalgebra::DVector::from_column_slice(&residuals);
+        let jtj = jacobian.transpose() * &jacobian;
+        let jtr = jacobian.transpose() * r;
+        let mut improved = false;
+        for _ in 0..10 {
+            let mut a = jtj.clone();
+            for d in 0..6 {
+                a[(d, d)] += lambda * jtj[(d, d)].max(1e-12);
+            }
+            let Some(step) = a.lu().solve(&(-&jtr)) else {
+                lambda *= 10.0;
+                continue;
+            };
+            let candidate = pose.nudged(
+                Vector3::new(step[0], step[1], step[2]),
+                Vector3::new(step[3], step[4], step[5]),
+            );
+            match cost(&candidate) {
+                Some(c) if c < current => {
+                    let gain = current - c;
+                    pose = candidate;
+                    current = c;
+                    lambda = (lambda / 10.0).max(1e-12);
+                    improved = gain > 1e-12 * current.max(1e-12);
+                    break;
+                }
+                _ => lambda *= 10.0,
+            }
+        }
+        residuals = pose_residuals(&pose, camera, corners_mm, obs)?;
+        if !improved {
+            break;
+        }
+    }
+    let n = residuals.len();
+    let rms_px = (current / n as f64).sqrt();
+    let variance = current / (n.saturating_sub(6).max(1)) as f64;
+    let jtj: nalgebra::Matrix6<f64> = {
+        let m = jacobian.transpose() * &jacobian;
+        nalgebra::Matrix6::from_fn(|r, c| m[(r, c)])
+    };
+    let covariance = jtj.try_inverse().map(|m| m * variance)?;
+    let finite = pose.camera_from_table.iter().all(|v| v.is_finite())
+        && pose.translation_mm.iter().all(|v| v.is_finite())
+        && rms_px.is_finite();
+    finite.then_some(PoseFit {
+        pose,
+        rms_px,
+        covariance,
+    })
+}
+
+/// How far each seen corner (undistorted px) lies from where the rigid pose puts
+/// its table corner, measured on the table in mm (the seen corner taken through the
+/// pose's own map).
+pub fn corner_offsets_mm(
+    camera: &CameraIntrinsics,
+    pose: &RigidPose,
+    corners_mm: &[Point2<f64>],
+    seen_undistorted: &[Point2<f64>],
+) -> Option<Vec<f64>> {
+    let h = pose.table_from_undistorted(camera)?;
+    Some(
+        corners_mm
+            .iter()
+            .zip(seen_undistorted)
+            .map(|(c, &p)| (h.apply(p) - c).norm())
+            .collect(),
+    )
+}
+
+/// The most the rigid fit may leave at a corner before the calibration is refused
+/// (mm): a corner further off is a side found on the wrong boundary, a wrong size or
+/// wrong intrinsics, and every position near it inherits the error.
+pub const MAX_CORNER_OFFSET_MM: f64 = 2.0;
+/// The most the table's shape seen by the camera (`W/H`) may differ from the given
+/// size, as a fraction.
+pub const MAX_ASPECT_MISMATCH: f64 = 0.01;
+
+/// Why a table calibration disagrees with itself: the doubtful corner and the
+/// reasons, said in one line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct TableDoubt {
+    /// The corner the rigid fit misses most.
+    pub corner: usize,
+    /// How far the rigid fit misses it (mm).
+    pub offset_mm: f64,
+    pub aspect_seen: f64,
+    pub aspect_given: f64,
+}
+
+impl TableDoubt {
+    fn corner_bad(&self) -> bool {
+        // Not a number is off too.
+        self.offset_mm.is_nan() || self.offset_mm > MAX_CORNER_OFFSET_MM
+    }
+
+    fn aspect_mismatch(&self) -> f64 {
+        (self.aspect_seen / self.aspect_given - 1.0).abs()
+    }
+
+    fn aspect_bad(&self) -> bool {
+        let m = self.aspect_mismatch();
+        m.is_nan() || m > MAX_ASPECT_MISMATCH
+    }
+}
+
+impl std::fmt::Display for TableDoubt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the table calibration disagrees with itself: corner {} is doubtful, ",
+            self.corner
+        )?;
+        if self.corner_bad() {
+            write!(
+                f,
+                "{:.1} mm from where a rigid camera with these intrinsics and this size puts it (limit {MAX_CORNER_OFFSET_MM} mm)",
+                self.offset_mm
+            )?;
+        }
+        if self.aspect_bad() {
+            if self.corner_bad() {
+                write!(f, ", and ")?;
+            }
+            write!(
+                f,
+                "the table's W/H seen is {:.4}, not {:.4} ({:.1} %, limit {:.0} %)",
+                self.aspect_seen,
+                self.aspect_given,
+                100.0 * self.aspect_mismatch(),
+                100.0 * MAX_ASPECT_MISMATCH
+            )?;
+        }
+        write!(
+            f,
+            ": check --size, camera.json and the check picture, or give the corners with --corners (--force writes it anyway)"
+        )
+    }
+}
+
+/// Judges a table fit: refuses it ([`TableDoubt`], naming the corner the rigid fit
+/// misses most) when a corner is over [`MAX_CORNER_OFFSET_MM`] off or the seen aspect
+/// is over [`MAX_ASPECT_MISMATCH`] from the given one. Not-a-number counts as off.
+pub fn judge_table_fit(
+    offsets_mm: &[f64],
+    aspect_seen: f64,
+    aspect_given: f64,
+) -> Result<(), TableDoubt> {
+    let (corner, offset_mm) = offsets_mm
+        .iter()
+        .copied()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((0, f64::NAN));
+    let doubt = TableDoubt {
+        corner,
+        offset_mm,
+        aspect_seen,
+        aspect_given,
+    };
+    if doubt.corner_bad() || doubt.aspect_bad() {
+        return Err(doubt);
+    }
+    Ok(())
+}
+
+/// Which sides of the table show their side face to the camera: side `k` (corner
+/// `k` to `k + 1` of `corners_mm`, counter-clockwise from above) does when the camera
+/// stands outside the vertical plane through it. There the table's top ends at the
+/// first transition seen from the inside; the side face lies beyond it.
+pub fn sides_showing_face(pose: &RigidPose, corners_mm: &[Point2<f64>]) -> Vec<bool> {
+    let c = pose.camera_centre_mm();
+    let n = corners_mm.len();
+    (0..n)
+        .map(|k| {
+            let (a, b) = (corners_mm[k], corners_mm[(k + 1) % n]);
+            // Counter-clockwise: the outside is to the right of a -> b.
+            let along = b - a;
+            let cross = along.x * (c.y - a.y) - along.y * (c.x - a.x);
+            cross < 0.0
+        })
+        .collect()
+}
+
+/// How far a worst-case pose error moves a point on the table: for each point of a
+/// grid over the table (corners included), the 3-sigma radius (mm) of where a pixel
+/// seen there maps to, from the fit's covariance; the largest over the grid.
+/// `correlation` inflates the covariance for residuals that are not independent
+/// (neighbouring edge samples share blur).
+pub fn worst_position_uncertainty_mm(
+    camera: &CameraIntrinsics,
+    fit: &PoseFit,
+    corners_mm: &[Point2<f64>],
+    correlation: f64,
+) -> Option<f64> {
+    let h0 = fit.pose.table_from_undistorted(camera)?;
+    let (lo, hi) = corners_mm.iter().fold(
+        (
+            Point2::new(f64::MAX, f64::MAX),
+            Point2::new(f64::MIN, f64::MIN),
+        ),
+        |(lo, hi), p| {
+            (
+                Point2::new(lo.x.min(p.x), lo.y.min(p.y)),
+                Point2::new(hi.x.max(p.x), hi.y.max(p.y)),
+            )
+        },
+    );
+    let cov = fit.covariance * correlation.max(1.0);
+    let mut worst: f64 = 0.0;
+    for i in 0..=8 {
+        for j in 0..=8 {
+            let p = Point2::new(
+                lo.x + (hi.x - lo.x) * i as f64 / 8.0,
+                lo.y + (hi.y - lo.y) * j as f64 / 8.0,
+            );
+            let px = h0.inverse().apply(p);
+            // d(table point seen at px)/d(pose parameters), numerically.
+            let mut jac = nalgebra::Matrix2x6::<f64>::zeros();
+            let scale = fit.pose.translation_mm.norm().max(1.0);
+            for k in 0..6 {
+                let h = if k < 3 { 1e-6 } else { 1e-6 * scale };
+                let mut d = nalgebra::Vector6::zeros();
+                d[k] = h;
+                let w = Vector3::new(d[0], d[1], d[2]);
+                let t = Vector3::new(d[3], d[4], d[5]);
+                let a = fit
+                    .pose
+                    .nudged(w, t)
+                    .table_from_undistorted(camera)?
+                    .apply(px);
+                let b = fit
+                    .pose
+                    .nudged(-w, -t)
+                    .table_from_undistorted(camera)?
+                    .apply(px);
+                jac[(0, k)] = (a.x - b.x) / (2.0 * h);
+                jac[(1, k)] = (a.y - b.y) / (2.0 * h);
+            }
+            let c2 = jac * cov * jac.transpose();
+            let largest = nalgebra::SymmetricEigen::new(c2)
+                .eigenvalues
+                .iter()
+                .copied()
+                .fold(0.0, f64::max);
+            worst = worst.max(3.0 * largest.max(0.0).sqrt());
+        }
+    }
+    worst.is_finite().then_some(worst)
 }
 
 impl TableCalibration {
@@ -926,5 +1349,191 @@ mod tests {
         assert!(
             rigid_plane_residual_mm(&cam, &wrong, &rectangle_corners_mm(w, 500.0)).unwrap() > 5.0
         );
+    }
+
+    /// A rigid camera looking at a 1000x700 table from `centre` (table mm) toward the
+    /// table's middle.
+    fn pose_from(centre: Vector3<f64>) -> RigidPose {
+        let z = (Vector3::new(500.0, 350.0, 0.0) - centre).normalize();
+        let x = Vector3::new(1.0, 0.0, 0.0);
+        let x = (x - z * z.dot(&x)).normalize();
+        let y = z.cross(&x);
+        let r = Matrix3::from_rows(&[x.transpose(), y.transpose(), z.transpose()]);
+        RigidPose {
+            camera_from_table: r,
+            translation_mm: -(r * centre),
+        }
+    }
+
+    /// Points along each side of the table as the pose sees them (undistorted px).
+    fn side_points(cam: &CameraIntrinsics, pose: &RigidPose) -> PoseObservations {
+        let rect = rectangle_corners_mm(1000.0, 700.0);
+        let mut obs = PoseObservations::default();
+        for k in 0..4 {
+            let (a, b) = (rect[k], rect[(k + 1) % 4]);
+            for i in 1..40 {
+                let p = a + (b - a) * (i as f64 / 40.0);
+                obs.side_points
+                    .push((k, pose.undistorted_pixel(cam, p.x, p.y, 0.0).unwrap()));
+            }
+        }
+        obs
+    }
+
+    #[test]
+    fn rigid_pose_comes_back_from_sides_or_corners() {
+        let cam = CameraIntrinsics::pinhole([1280, 720], 1000.0);
+        let truth = pose_from(Vector3::new(450.0, -500.0, 1200.0));
+        let rect = rectangle_corners_mm(1000.0, 700.0);
+        let start = truth.nudged(
+            Vector3::new(0.02, -0.03, 0.01),
+            Vector3::new(30.0, -20.0, 50.0),
+        );
+        let corners: Vec<Point2<f64>> = rect
+            .iter()
+            .map(|c| truth.undistorted_pixel(&cam, c.x, c.y, 0.0).unwrap())
+            .collect();
+        let by_corners = PoseObservations {
+            corners: corners.iter().copied().enumerate().collect(),
+            side_points: vec![],
+        };
+        for obs in [side_points(&cam, &truth), by_corners] {
+            let fit = fit_rigid_pose(&cam, &rect, &obs, start).unwrap();
+            assert!(fit.rms_px < 1e-6, "{}", fit.rms_px);
+            assert!((fit.pose.camera_centre_mm() - truth.camera_centre_mm()).norm() < 1e-3);
+            let offsets = corner_offsets_mm(&cam, &fit.pose, &rect, &corners).unwrap();
+            assert!(offsets.iter().all(|&d| d < 1e-6), "{offsets:?}");
+        }
+        // Too few residuals for 6 parameters.
+        let three = PoseObservations {
+            corners: vec![(0, corners[0]), (1, corners[1])],
+            side_points: vec![(0, corners[0])],
+        };
+        assert!(fit_rigid_pose(&cam, &rect, &three, start).is_none());
+    }
+
+    /// One side found 5 px outside the top's edge (its side face) cannot be fitted by
+    /// a rigid camera: the fit spreads the disagreement over the corners and leaves
+    /// one over the limit; the doubt names the one furthest off.
+    #[test]
+    fn a_side_found_on_the_face_leaves_its_corners_off() {
+        let cam = CameraIntrinsics::pinhole([1280, 720], 1000.0);
+        let truth = pose_from(Vector3::new(450.0, -500.0, 1200.0));
+        let rect = rectangle_corners_mm(1000.0, 700.0);
+        let mut obs = side_points(&cam, &truth);
+        let shifted = |p: Point2<f64>| p + nalgebra::Vector2::new(0.0, 5.0);
+        for (k, p) in obs.side_points.iter_mut() {
+            if *k == 0 {
+                *p = shifted(*p);
+            }
+        }
+        let seen: Vec<Point2<f64>> = rect
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let p = truth.undistorted_pixel(&cam, c.x, c.y, 0.0).unwrap();
+                if i <= 1 {
+                    shifted(p)
+                } else {
+                    p
+                }
+            })
+            .collect();
+        let start = RigidPose::from_homography(
+            &cam,
+            &Homography::from_correspondences(&seen, &rect).unwrap(),
+        )
+        .unwrap();
+        let fit = fit_rigid_pose(&cam, &rect, &obs, start).unwrap();
+        let offsets = corner_offsets_mm(&cam, &fit.pose, &rect, &seen).unwrap();
+        let doubt = judge_table_fit(&offsets, 1000.0 / 700.0, 1000.0 / 700.0).unwrap_err();
+        let furthest = (0..4).max_by(|&a, &b| offsets[a].total_cmp(&offsets[b]));
+        assert_eq!(Some(doubt.corner), furthest, "{offsets:?}");
+        assert!(doubt.offset_mm > MAX_CORNER_OFFSET_MM, "{offsets:?}");
+        let line = doubt.to_string();
+        assert!(!line.contains('\n'));
+        assert!(
+            line.contains(&format!("corner {} is doubtful", doubt.corner)),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_fit_is_judged_by_its_worst_corner_and_its_aspect() {
+        let given = 1000.0 / 700.0;
+        assert!(judge_table_fit(&[0.3, 1.9, 0.2, 0.5], given * 1.009, given).is_ok());
+        let doubt = judge_table_fit(&[0.3, 2.1, 0.2, 0.5], given, given).unwrap_err();
+        assert_eq!((doubt.corner, doubt.offset_mm), (1, 2.1));
+        assert!(doubt
+            .to_string()
+            .contains("corner 1 is doubtful, 2.1 mm from where"));
+        assert!(!doubt.to_string().contains("W/H"));
+        let doubt = judge_table_fit(&[0.3, 0.4, 1.2, 0.5], given * 1.02, given).unwrap_err();
+        assert_eq!(doubt.corner, 2);
+        let line = doubt.to_string();
+        assert!(line.contains("corner 2 is doubtful, the table's W/H seen is 1.4571, not 1.4286 (2.0 %, limit 1 %)"), "{line}");
+        assert!(judge_table_fit(&[0.3, f64::NAN, 0.2, 0.5], given, given).is_err());
+        assert!(judge_table_fit(&[0.3, 0.3, 0.2, 0.5], f64::NAN, given).is_err());
+    }
+
+    #[test]
+    fn side_faces_show_where_the_camera_stands_outside() {
+        let rect = rectangle_corners_mm(1000.0, 700.0);
+        let above = pose_from(Vector3::new(450.0, 300.0, 1200.0));
+        assert_eq!(sides_showing_face(&above, &rect), vec![false; 4]);
+        let front_right = pose_from(Vector3::new(1100.0, -400.0, 1200.0));
+        assert_eq!(
+            sides_showing_face(&front_right, &rect),
+            vec![true, true, false, false]
+        );
+        let behind = pose_from(Vector3::new(500.0, 1000.0, 1200.0));
+        assert_eq!(
+            sides_showing_face(&behind, &rect),
+            vec![false, false, true, false]
+        );
+    }
+
+    /// The worst-case position error grows with the edge points' scatter, and is
+    /// nothing for a perfect fit.
+    #[test]
+    fn uncertainty_follows_the_scatter() {
+        let cam = CameraIntrinsics::pinhole([1280, 720], 1000.0);
+        let truth = pose_from(Vector3::new(450.0, -500.0, 1200.0));
+        let rect = rectangle_corners_mm(1000.0, 700.0);
+        let exact = side_points(&cam, &truth);
+        let fit = fit_rigid_pose(&cam, &rect, &exact, truth).unwrap();
+        assert!(worst_position_uncertainty_mm(&cam, &fit, &rect, 1.0).unwrap() < 1e-3);
+        let mut worst = vec![];
+        for amplitude in [0.3, 1.0] {
+            let mut noisy = exact.clone();
+            for (i, (_, p)) in noisy.side_points.iter_mut().enumerate() {
+                // A deterministic zig-zag across the side.
+                p.y += if i % 2 == 0 { amplitude } else { -amplitude };
+            }
+            let fit = fit_rigid_pose(&cam, &rect, &noisy, truth).unwrap();
+            worst.push(worst_position_uncertainty_mm(&cam, &fit, &rect, 1.0).unwrap());
+        }
+        assert!(worst[0] > 0.01 && worst[1] > 2.5 * worst[0], "{worst:?}");
+    }
+
+    proptest::proptest! {
+        /// From any camera position above and around the table, and a start off by
+        /// a few degrees and centimetres, the fit to the sides finds the true pose.
+        #[test]
+        fn rigid_fit_recovers_any_pose(
+            cx in -300.0..1300.0f64,
+            cy in -600.0..1000.0f64,
+            height in 900.0..2000.0f64,
+            w in proptest::array::uniform3(-0.03..0.03f64),
+            dt in proptest::array::uniform3(-40.0..40.0f64),
+        ) {
+            let cam = CameraIntrinsics::pinhole([1920, 1080], 1100.0);
+            let truth = pose_from(Vector3::new(cx, cy, height));
+            let rect = rectangle_corners_mm(1000.0, 700.0);
+            let start = truth.nudged(Vector3::from(w), Vector3::from(dt));
+            let fit = fit_rigid_pose(&cam, &rect, &side_points(&cam, &truth), start).unwrap();
+            proptest::prop_assert!(fit.rms_px < 1e-6);
+            proptest::prop_assert!((fit.pose.camera_centre_mm() - truth.camera_centre_mm()).norm() < 1e-2);
+        }
     }
 }

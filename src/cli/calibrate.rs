@@ -36,7 +36,19 @@ pub enum CalibrateCommand {
     /// centre) is found automatically: corner 0 is the corner nearest the picture's
     /// bottom-left among the two that start a W-long side, the others follow
     /// counter-clockwise as seen from above. Or give the corners with --corners.
-    /// Also writes a check picture (the undistorted frame with the outline and a grid).
+    /// Where the table's side face is in view (the camera stands beyond that side),
+    /// the top's edge is taken where the top's colour ends, not where the face meets
+    /// the floor. When found automatically, the table.json written is that of a rigid
+    /// camera with the given intrinsics fitted to every edge point (given corners are
+    /// kept as given, and only judged by that fit), with the worst-case position error over the table
+    /// (`position_uncertainty_mm`) from the edge fits' scatter. Also writes a check
+    /// picture (the undistorted frame with the outline and a grid).
+    ///
+    /// A calibration that disagrees with itself is refused (exit code 1, no
+    /// table.json, the check picture still written): when a seen corner lies over
+    /// 2 mm from where the rigid camera puts it, or the table's W/H seen differs from
+    /// --size by over 1 %. One line names the doubtful corner and why; --force writes
+    /// it anyway, with that line as a warning.
     Table(TableArgs),
 }
 
@@ -130,6 +142,11 @@ pub struct TableArgs {
     /// Print the result as JSON on stdout instead of the summary.
     #[arg(long)]
     pub json: bool,
+    /// Write table.json even when the calibration disagrees with itself (a corner
+    /// over 2 mm from the rigid camera's, or the seen W/H over 1 % from --size),
+    /// with a warning instead of the refusal.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(cmd: CalibrateCommand) -> anyhow::Result<()> {
@@ -414,6 +431,17 @@ mod imp {
         /// The table's W/H as the camera sees it.
         measured_aspect: f64,
         corners_found_automatically: bool,
+        /// Per corner: mm between the seen corner and the rigid camera's.
+        corner_offsets_mm: &'a [f64],
+        /// Worst-case (3 sigma) position error over the table, mm, from the edge
+        /// fits' scatter (automatic only).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        position_uncertainty_mm: Option<f64>,
+        /// Per side (corner k to k + 1): whether its side face was in view.
+        side_face_in_view: [bool; 4],
+        /// Why the calibration disagrees with itself, when written with --force.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        forced_despite: Option<String>,
     }
 
     pub fn table(a: TableArgs) -> anyhow::Result<()> {
@@ -428,26 +456,31 @@ mod imp {
         let solution = solve_table(&frame.image, &camera, w_mm, h_mm, corners)?;
         let origin = a.output.display().to_string();
         let calibration = TableCalibration::from_file(solution.file.clone(), &origin)?;
+        let check_path = a.check.clone().unwrap_or_else(|| check_path_for(&a.output));
+        // The check picture first: when the calibration is refused it shows why.
+        write_check(&frame.image, &calibration, a.grid, &check_path)?;
+        if let Some(doubt) = &solution.doubt {
+            if !a.force {
+                bail!(
+                    "{doubt}; {} not written, check picture {}",
+                    a.output.display(),
+                    check_path.display()
+                );
+            }
+            eprintln!("fishtrack: warning: {doubt}");
+        }
         let out = TableOut {
             file: &solution.file,
             edge_rms_mm: solution.edge_rms_mm,
             measured_aspect: solution.measured_aspect,
             corners_found_automatically: solution.automatic,
+            corner_offsets_mm: &solution.corner_offsets_mm,
+            position_uncertainty_mm: solution.uncertainty_mm,
+            side_face_in_view: solution.face_in_view,
+            forced_despite: solution.doubt.as_ref().map(|d| d.to_string()),
         };
         let text = serde_json::to_string_pretty(&out).context("serialising table.json")?;
         write_file(&a.output, &(text.clone() + "\n"))?;
-        let check_path = a.check.clone().unwrap_or_else(|| check_path_for(&a.output));
-        let picture = draw_table_check(&frame.image, &calibration, a.grid)?;
-        let written = imgcodecs::imwrite(&check_path, &picture, &Vector::new())
-            .map_err(anyhow::Error::from)
-            .and_then(|ok| {
-                if ok {
-                    Ok(())
-                } else {
-                    Err(anyhow::anyhow!("the encoder refused"))
-                }
-            });
-        written.with_context(|| format!("cannot write {}", check_path.display()))?;
         if a.json {
             say!(o, "{text}");
             return emit(&o);
@@ -477,13 +510,36 @@ mod imp {
                 mm[1]
             );
         }
+        let offsets: Vec<String> = solution
+            .corner_offsets_mm
+            .iter()
+            .map(|d| format!("{d:.2}"))
+            .collect();
         say!(
             o,
-            "  reprojection error {:.3} mm (a rigid camera with these intrinsics vs the corners)",
-            solution.file.reprojection_error_mm
+            "  reprojection error {:.3} mm RMS (a rigid camera with these intrinsics vs the corners seen; per corner {} mm)",
+            solution.file.reprojection_error_mm,
+            offsets.join(", ")
         );
         if let Some(e) = solution.edge_rms_mm {
-            say!(o, "  edges fit straight lines to {e:.3} mm RMS");
+            say!(o, "  edges fit the rigid camera's sides to {e:.3} mm RMS");
+        }
+        let faces: Vec<String> = (0..4)
+            .filter(|&k| solution.face_in_view[k])
+            .map(|k| format!("{k}-{}", (k + 1) % 4))
+            .collect();
+        if !faces.is_empty() {
+            say!(
+                o,
+                "  side face in view below side {}: edge taken where the top's colour ends",
+                faces.join(", ")
+            );
+        }
+        if let Some(u) = solution.uncertainty_mm {
+            say!(
+                o,
+                "  a point on the table may be off by up to {u:.2} mm (worst case over the table, 3 sigma of the edge fits)"
+            );
         }
         let given = w_mm / h_mm;
         say!(
@@ -492,9 +548,6 @@ mod imp {
             solution.measured_aspect,
             given
         );
-        if (solution.measured_aspect / given - 1.0).abs() > 0.03 {
-            say!(o, "  warning: the table's shape disagrees with --size {} by over 3%: check the size, the corners and camera.json", a.size);
-        }
         say!(
             o,
             "wrote {} and {}",
@@ -502,6 +555,26 @@ mod imp {
             check_path.display()
         );
         emit(&o)
+    }
+
+    /// Draws and writes the check picture.
+    fn write_check(
+        frame: &opencv::core::Mat,
+        calibration: &TableCalibration,
+        grid_mm: f64,
+        path: &Path,
+    ) -> anyhow::Result<()> {
+        let picture = draw_table_check(frame, calibration, grid_mm)?;
+        let written = imgcodecs::imwrite(path, &picture, &Vector::new())
+            .map_err(anyhow::Error::from)
+            .and_then(|ok| {
+                if ok {
+                    Ok(())
+                } else {
+                    Err(anyhow::anyhow!("the encoder refused"))
+                }
+            });
+        written.with_context(|| format!("cannot write {}", path.display()))
     }
 
     /// Parses `"1000x700"` into `(W, H)` mm.

@@ -20,6 +20,8 @@ mod analyse_start;
 mod calibrate_board;
 mod calibration_cli;
 mod calibration_reference;
+mod calibration_refusal;
+mod calibration_side_face;
 mod calibration_sim;
 #[cfg(feature = "opencv")]
 mod cli_flags;
