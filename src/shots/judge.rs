@@ -124,6 +124,12 @@ fn reacquired(
     now: &TrackedItem,
     window: FrameIdx,
 ) -> Option<Windowed> {
+    // Only a tag's colour names it for sure after a gap: a coin "seen again" far off
+    // may be another coin or a phantom the tracker gave its name to (a false shot in
+    // a put-back), and no shot is without its mover's tag moving.
+    if now.kind != ItemKind::Fish {
+        return None;
+    }
     let last = history.last()?;
     let recent = last.frame.saturating_sub(4 * window);
     let (f, before) = history.iter().rev().skip(1).find_map(|tf| {
@@ -132,12 +138,9 @@ fn reacquired(
             .find(|x| x.track == now.track && x.seen)
             .map(|t| (tf.frame, t))
     })?;
-    // A lost item put back by hand shows again on the table too: that is the
-    // interlude's business, not a shot. Only a tag's colour names it for sure after a
-    // gap: a coin "seen again" far off may be another coin or a phantom the tracker
-    // gave its name to (a false shot in a put-back), and no shot is without its
-    // mover's tag moving.
-    if f >= recent || !before.state.on_table() || now.kind != ItemKind::Fish {
+    // A lost tag put back by hand shows again on the table too: that is the
+    // interlude's business, not a shot.
+    if f >= recent || !before.state.on_table() {
         return None;
     }
     let span_s = (last.frame - f) as f64 / cfg.fps;
