@@ -968,6 +968,8 @@ pub struct TableDoubt {
     pub offset_mm: f64,
     pub aspect_seen: f64,
     pub aspect_given: f64,
+    /// The corners were given (`--corners`), not found: the advice is to check them.
+    pub corners_given: bool,
 }
 
 impl TableDoubt {
@@ -1013,10 +1015,17 @@ impl std::fmt::Display for TableDoubt {
                 100.0 * MAX_ASPECT_MISMATCH
             )?;
         }
-        write!(
-            f,
-            ": check --size, camera.json and the check picture, or give the corners with --corners (--force writes it anyway)"
-        )
+        if self.corners_given {
+            write!(
+                f,
+                ": check the corners given with --corners, --size, camera.json and the check picture (--force writes it anyway)"
+            )
+        } else {
+            write!(
+                f,
+                ": check --size, camera.json and the check picture, or give the corners with --corners (--force writes it anyway)"
+            )
+        }
     }
 }
 
@@ -1039,6 +1048,7 @@ pub fn judge_table_fit(
         offset_mm,
         aspect_seen,
         aspect_given,
+        corners_given: false,
     };
     if doubt.corner_bad() || doubt.aspect_bad() {
         return Err(doubt);
@@ -1469,6 +1479,22 @@ mod tests {
             .contains("corner 1 is doubtful, 2.1 mm from where"));
         assert!(!doubt.to_string().contains("W/H"));
         let doubt = judge_table_fit(&[0.3, 0.4, 1.2, 0.5], given * 1.02, given).unwrap_err();
+        let given_corners = TableDoubt {
+            corners_given: true,
+            ..doubt.clone()
+        }
+        .to_string();
+        assert!(
+            given_corners.contains("check the corners given")
+                && !given_corners.contains("or give the corners"),
+            "{given_corners}"
+        );
+        assert!(
+            doubt
+                .to_string()
+                .contains("or give the corners with --corners"),
+            "{doubt}"
+        );
         assert_eq!(doubt.corner, 2);
         let line = doubt.to_string();
         assert!(line.contains("corner 2 is doubtful, the table's W/H seen is 1.4571, not 1.4286 (2.0 %, limit 1 %)"), "{line}");

@@ -1713,7 +1713,12 @@ pub fn solve_table(
     let uncertainty_mm = automatic
         .then(|| worst_position_uncertainty_mm(camera, &fit, &rect, EDGE_SAMPLE_CORRELATION))
         .flatten();
-    let doubt = judge_table_fit(&corner_offsets_mm, measured_aspect, width_mm / height_mm).err();
+    let doubt = judge_table_fit(&corner_offsets_mm, measured_aspect, width_mm / height_mm)
+        .err()
+        .map(|d| TableDoubt {
+            corners_given: !automatic,
+            ..d
+        });
     let image_from_table = table_from_undistorted.inverse();
     let file = TableFile {
         corners_mm: rect.iter().map(|p| [p.x, p.y]).collect(),
