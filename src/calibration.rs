@@ -792,6 +792,41 @@ impl RigidPose {
             translation_mm: turn * self.translation_mm + dt,
         }
     }
+
+    /// For numerical derivatives by central differences, per pose parameter (turns
+    /// about the camera's x, y, z, then shifts along them): the step and the pose
+    /// nudged by plus and minus it. Steps of 1e-6 rad and 1e-6 of the distance: well
+    /// inside the linear range.
+    fn central_steps(&self) -> [(f64, RigidPose, RigidPose); 6] {
+        let scale = self.translation_mm.norm().max(1.0);
+        std::array::from_fn(|j| {
+            let h = if j < 3 { 1e-6 } else { 1e-6 * scale };
+            let mut d = nalgebra::Vector6::zeros();
+            d[j] = h;
+            let w = Vector3::new(d[0], d[1], d[2]);
+            let t = Vector3::new(d[3], d[4], d[5]);
+            (h, self.nudged(w, t), self.nudged(-w, -t))
+        })
+    }
+}
+
+#[cfg(test)]
+impl RigidPose {
+    /// A camera at `centre` (table mm) looking along the unit vector `z`, its image x
+    /// along `x_hint` made square to `z` (tests set up cameras so).
+    pub(crate) fn looking_along(
+        centre: Vector3<f64>,
+        z: Vector3<f64>,
+        x_hint: Vector3<f64>,
+    ) -> RigidPose {
+        let x = (x_hint - z * z.dot(&x_hint)).normalize();
+        let y = z.cross(&x);
+        let r = Matrix3::from_rows(&[x.transpose(), y.transpose(), z.transpose()]);
+        RigidPose {
+            camera_from_table: r,
+            translation_mm: -(r * centre),
+        }
+    }
 }
 
 /// What a rigid pose is fitted to, in undistorted pixels: seen table corners (index
@@ -865,16 +900,9 @@ pub fn fit_rigid_pose(
     let mut lambda = 1e-3;
     let mut jacobian = nalgebra::DMatrix::<f64>::zeros(residuals.len(), 6);
     for _ in 0..100 {
-        // Steps of 1e-6 rad and 1e-6 of the distance: well inside the linear range.
-        let scale = pose.translation_mm.norm().max(1.0);
-        for j in 0..6 {
-            let h = if j < 3 { 1e-6 } else { 1e-6 * scale };
-            let mut d = nalgebra::Vector6::zeros();
-            d[j] = h;
-            let w = Vector3::new(d[0], d[1], d[2]);
-            let t = Vector3::new(d[3], d[4], d[5]);
-            let plus = pose_residuals(&pose.nudged(w, t), camera, corners_mm, obs)?;
-            let minus = pose_residuals(&pose.nudged(-w, -t), camera, corners_mm, obs)?;
+        for (j, (h, plus, minus)) in pose.central_steps().iter().enumerate() {
+            let plus = pose_residuals(plus, camera, corners_mm, obs)?;
+            let minus = pose_residuals(minus, camera, corners_mm, obs)?;
             for (i, (a, b)) in plus.iter().zip(&minus).enumerate() {
                 jacobian[(i, j)] = (a - b) / (2.0 * h);
             }
@@ -1099,6 +1127,20 @@ pub fn worst_position_uncertainty_mm(
         },
     );
     let cov = fit.covariance * correlation.max(1.0);
+    let image_from_table = h0.inverse();
+    // The maps of the nudged poses do not depend on the point: made once.
+    let steps: Vec<(f64, Homography, Homography)> = fit
+        .pose
+        .central_steps()
+        .iter()
+        .map(|(h, plus, minus)| {
+            Some((
+                *h,
+                plus.table_from_undistorted(camera)?,
+                minus.table_from_undistorted(camera)?,
+            ))
+        })
+        .collect::<Option<_>>()?;
     let mut worst: f64 = 0.0;
     for i in 0..=8 {
         for j in 0..=8 {
@@ -1106,26 +1148,11 @@ pub fn worst_position_uncertainty_mm(
                 lo.x + (hi.x - lo.x) * i as f64 / 8.0,
                 lo.y + (hi.y - lo.y) * j as f64 / 8.0,
             );
-            let px = h0.inverse().apply(p);
+            let px = image_from_table.apply(p);
             // d(table point seen at px)/d(pose parameters), numerically.
             let mut jac = nalgebra::Matrix2x6::<f64>::zeros();
-            let scale = fit.pose.translation_mm.norm().max(1.0);
-            for k in 0..6 {
-                let h = if k < 3 { 1e-6 } else { 1e-6 * scale };
-                let mut d = nalgebra::Vector6::zeros();
-                d[k] = h;
-                let w = Vector3::new(d[0], d[1], d[2]);
-                let t = Vector3::new(d[3], d[4], d[5]);
-                let a = fit
-                    .pose
-                    .nudged(w, t)
-                    .table_from_undistorted(camera)?
-                    .apply(px);
-                let b = fit
-                    .pose
-                    .nudged(-w, -t)
-                    .table_from_undistorted(camera)?
-                    .apply(px);
+            for (k, (h, plus, minus)) in steps.iter().enumerate() {
+                let (a, b) = (plus.apply(px), minus.apply(px));
                 jac[(0, k)] = (a.x - b.x) / (2.0 * h);
                 jac[(1, k)] = (a.y - b.y) / (2.0 * h);
             }
@@ -1365,14 +1392,7 @@ mod tests {
     /// table's middle.
     fn pose_from(centre: Vector3<f64>) -> RigidPose {
         let z = (Vector3::new(500.0, 350.0, 0.0) - centre).normalize();
-        let x = Vector3::new(1.0, 0.0, 0.0);
-        let x = (x - z * z.dot(&x)).normalize();
-        let y = z.cross(&x);
-        let r = Matrix3::from_rows(&[x.transpose(), y.transpose(), z.transpose()]);
-        RigidPose {
-            camera_from_table: r,
-            translation_mm: -(r * centre),
-        }
+        RigidPose::looking_along(centre, z, Vector3::new(1.0, 0.0, 0.0))
     }
 
     /// Points along each side of the table as the pose sees them (undistorted px).

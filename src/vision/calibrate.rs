@@ -1935,14 +1935,7 @@ mod tests {
             nalgebra::Vector3::new(500.0, 350.0 - 1300.0 * tilt.sin(), 1300.0 * tilt.cos());
         let z = nalgebra::Vector3::new(0.0, tilt.sin(), -tilt.cos());
         let x = nalgebra::Vector3::new(1.0, 0.0, 0.0);
-        let y = z.cross(&x);
-        let camera_from_table =
-            nalgebra::Matrix3::from_rows(&[x.transpose(), y.transpose(), z.transpose()]);
-        let pose = RigidPose {
-            camera_from_table,
-            translation_mm: -(camera_from_table * centre),
-        };
-        (camera, pose)
+        (camera, RigidPose::looking_along(centre, z, x))
     }
 
     /// Draws a table (anti-aliased, with a darker rim along its edge like a seam or
@@ -2005,14 +1998,8 @@ mod tests {
             nalgebra::Vector3::new(1150.0, 350.0 - 1700.0 * tilt.sin(), 1700.0 * tilt.cos());
         let look_at = nalgebra::Vector3::new(500.0, 350.0, 0.0);
         let z = (look_at - centre).normalize();
-        let x = nalgebra::Vector3::new(z.y, -z.x, 0.0).normalize();
-        let y = z.cross(&x);
-        let camera_from_table =
-            nalgebra::Matrix3::from_rows(&[x.transpose(), y.transpose(), z.transpose()]);
-        let pose = RigidPose {
-            camera_from_table,
-            translation_mm: -(camera_from_table * centre),
-        };
+        let x = nalgebra::Vector3::new(z.y, -z.x, 0.0);
+        let pose = RigidPose::looking_along(centre, z, x);
         let rect = rectangle_corners_mm(1000.0, 700.0);
         let on_table =
             |q: Point2<f64>| (0.0..=1000.0).contains(&q.x) && (0.0..=700.0).contains(&q.y);
