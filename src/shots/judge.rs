@@ -1346,11 +1346,10 @@ fn interlude(
                     .iter()
                     .find(|(_, t)| t.seen && t.item == Some(*id))
                     .map(|(_, t)| t.pose);
-                let p0 = match (prev.rest_frame, first_seen) {
+                let p0 = &match (prev.rest_frame, first_seen) {
                     (None, Some(seen)) => seen,
                     _ => *declared,
                 };
-                let p0 = &p0;
                 let moved = dist(p0, pose);
                 if moved > cfg.disturb_mm {
                     let frame = entries
