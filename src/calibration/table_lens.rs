@@ -15,8 +15,9 @@
 //!   view, on the distances of edge points (distorted pixels, undistorted with the
 //!   `f` and `k1` being fitted) from the projected sides. The table's known rectangle
 //!   fixes `f`; its straight sides, sampled along their whole length, fix `k1`.
-//!   Refuses ([`LensError::NotDetermined`]) when `f` is not pinned down to
-//!   [`MAX_FOCAL_UNCERTAINTY`].
+//!   Refuses ([`LensError::NotDetermined`]) when the edges do not pin `f` down to
+//!   [`MAX_FOCAL_UNCERTAINTY`]; says how far `f` moves if the principal point is
+//!   not at the centre.
 //!
 //! Uses: calibration (CameraIntrinsics, RigidPose, Line2).
 
@@ -25,8 +26,14 @@ use nalgebra::{DMatrix, DVector, Matrix3, Point2, Vector3};
 
 /// The most the focal length's 3-sigma uncertainty (from the fit's covariance,
 /// widened for neighbouring edge samples that share blur) may be, as a fraction of
-/// `f`, before the lens is refused as not determined.
+/// `f`, before the lens is refused as not determined; also the share of the
+/// principal point's doubt above which the command warns.
 pub const MAX_FOCAL_UNCERTAINTY: f64 = 0.02;
+
+/// The focal lengths a fit may end at, per image width: a horizontal field of view
+/// from about 3° to 157°. Beyond, the edges were not the table's.
+pub const MIN_FOCAL_PER_WIDTH: f64 = 0.1;
+pub const MAX_FOCAL_PER_WIDTH: f64 = 20.0;
 
 /// Under this angle between the optical axis and the table's normal (degrees) the
 /// refusal says the table is seen square-on.
@@ -37,16 +44,17 @@ pub const SQUARE_ON_DEG: f64 = 10.0;
 pub enum LensError {
     #[error("the focal length is not determined: the table is seen square-on (the camera's axis {tilt_deg:.1}° from the table's normal), and a view square to a plane gives no focal length; tilt the camera so that it looks at the table at 20° or more from straight down, or calibrate with a chessboard")]
     SquareOn { tilt_deg: f64 },
-    #[error("the focal length is not determined: {focal_px:.0} px ± {uncertainty_pct:.1} % (3 sigma, limit {limit_pct:.0} %) with the camera's axis {tilt_deg:.1}° from the table's normal; tilt the camera further from straight down, add frames, or calibrate with a chessboard")]
+    #[error("the focal length is not determined: {focal_px:.0} px ± {uncertainty_pct:.1} % (3 sigma, limit {limit_pct:.0} %) with the camera's axis {tilt_deg:.1}° from the table's normal and the edges fitted to {rms_px:.2} px RMS; tilt the camera further from straight down, check the table's outline in the picture, or calibrate with a chessboard")]
     NotDetermined {
         focal_px: f64,
         uncertainty_pct: f64,
         limit_pct: f64,
         tilt_deg: f64,
+        rms_px: f64,
     },
     #[error("too few edge points to fit the lens ({points} for {parameters} parameters)")]
     TooFewPoints { points: usize, parameters: usize },
-    #[error("the lens fit did not converge to a usable camera (focal length {focal_px:.1} px, k1 {k1:.4})")]
+    #[error("the table's edges fit no plausible lens (the fit ran to a focal length of {focal_px:.1} px, k1 {k1:.4}): check that the whole table top is in view and stands out from the floor, or calibrate with a chessboard")]
     Diverged { focal_px: f64, k1: f64 },
 }
 
@@ -134,9 +142,13 @@ pub struct LensFit {
     pub poses: Vec<RigidPose>,
     /// RMS of the edge points' distances from the projected sides (undistorted px).
     pub rms_px: f64,
-    /// 3-sigma uncertainty of `f` (px) and of `k1`, from the fit's covariance widened
-    /// by the correlation given.
+    /// How far `f` may be off (px): its two parts below, in quadrature.
     pub focal_uncertainty_px: f64,
+    /// 3-sigma of `f` from the fit's covariance (widened by the correlation given).
+    pub focal_statistical_px: f64,
+    /// How far `f` moves with the principal point moved by the doubt given.
+    pub focal_principal_px: f64,
+    /// 3-sigma of `k1` from the fit's covariance.
     pub k1_uncertainty: f64,
     /// Per view, the angle between the optical axis and the table's normal (degrees).
     pub tilt_deg: Vec<f64>,
@@ -169,10 +181,11 @@ fn undistort(p: Point2<f64>, f: f64, k1: f64, c: Point2<f64>) -> Option<Point2<f
         .then(|| Point2::new(c.x + f * x * scale, c.y + f * y * scale))
 }
 
-/// The residuals (undistorted px) of every view's side points for `f`, `k1` and the
-/// poses; appended to `out`.
+/// The residuals (undistorted px) of every view's side points for `f`, `k1`, the
+/// poses and the principal point `c`; written to `out`.
 fn residuals(
     image_size: [u32; 2],
+    c: Point2<f64>,
     corners_mm: &[Point2<f64>],
     views: &[TableView],
     f: f64,
@@ -181,8 +194,9 @@ fn residuals(
     out: &mut Vec<f64>,
 ) -> Option<()> {
     out.clear();
-    let camera = CameraIntrinsics::pinhole(image_size, f);
-    let c = Point2::new(camera.cx(), camera.cy());
+    let mut camera = CameraIntrinsics::pinhole(image_size, f);
+    camera.camera_matrix[0][2] = c.x;
+    camera.camera_matrix[1][2] = c.y;
     let n = corners_mm.len();
     for (view, pose) in views.iter().zip(poses) {
         let projected: Vec<Point2<f64>> = corners_mm
@@ -250,39 +264,33 @@ impl Params {
     }
 }
 
-/// Fits `f`, `k1` and a rigid pose per view to the views' side points
-/// (Levenberg–Marquardt from `focal_start`, `k1_start` and each view's start pose,
-/// numeric derivatives). `correlation` widens the covariance for residuals that are
-/// not independent. Refuses when `f` is not determined to [`MAX_FOCAL_UNCERTAINTY`]
-/// ([`LensError::SquareOn`] when every view is seen within [`SQUARE_ON_DEG`] of
-/// square-on).
-pub fn fit_focal_and_k1(
+/// A converged Levenberg–Marquardt search: where it ended, its cost (sum of
+/// squared residuals), the number of residuals and the last Jacobian.
+struct Converged {
+    params: Params,
+    cost: f64,
+    points: usize,
+    jacobian: DMatrix<f64>,
+}
+
+/// Levenberg–Marquardt over `f`, `k1` and the poses from `start`, with the
+/// principal point at `c` (numeric derivatives, Marquardt's diagonal damping).
+fn search(
     image_size: [u32; 2],
+    c: Point2<f64>,
     corners_mm: &[Point2<f64>],
     views: &[TableView],
-    focal_start: f64,
-    k1_start: f64,
-    correlation: f64,
-) -> Result<LensFit, LensError> {
-    let mut params = Params {
-        f: focal_start,
-        k1: k1_start,
-        poses: views.iter().map(|v| v.start).collect(),
-    };
+    start: Params,
+) -> Result<Converged, LensError> {
+    let mut params = start;
     let np = params.count();
     let points: usize = views.iter().map(|v| v.side_points_px.len()).sum();
-    if points < 2 * np {
-        return Err(LensError::TooFewPoints {
-            points,
-            parameters: np,
-        });
-    }
     let diverged = |p: &Params| LensError::Diverged {
         focal_px: p.f,
         k1: p.k1,
     };
     let eval = |p: &Params, out: &mut Vec<f64>| {
-        residuals(image_size, corners_mm, views, p.f, p.k1, &p.poses, out)
+        residuals(image_size, c, corners_mm, views, p.f, p.k1, &p.poses, out)
     };
     let mut r = Vec::with_capacity(points);
     eval(&params, &mut r).ok_or_else(|| diverged(&params))?;
@@ -337,30 +345,95 @@ pub fn fit_focal_and_k1(
             break;
         }
     }
-    let rms_px = (current / points as f64).sqrt();
+    let width = f64::from(image_size[0]);
     let usable = params.f.is_finite()
-        && params.f > 0.0
+        && (MIN_FOCAL_PER_WIDTH * width..=MAX_FOCAL_PER_WIDTH * width).contains(&params.f)
         && params.f <= crate::limits::MAX_FOCAL_PX
         && params.k1.is_finite()
         && params.k1.abs() < 2.0
-        && rms_px.is_finite();
+        && current.is_finite();
     if !usable {
         return Err(diverged(&params));
     }
-    let tilt_deg: Vec<f64> = params
-        .poses
-        .iter()
-        .map(|p| {
-            p.camera_from_table[(2, 2)]
-                .abs()
-                .clamp(0.0, 1.0)
-                .acos()
-                .to_degrees()
+    Ok(Converged {
+        params,
+        cost: current,
+        points,
+        jacobian,
+    })
+}
+
+/// The angle between a pose's optical axis and the table's normal (degrees).
+fn tilt_of(pose: &RigidPose) -> f64 {
+    pose.camera_from_table[(2, 2)]
+        .abs()
+        .clamp(0.0, 1.0)
+        .acos()
+        .to_degrees()
+}
+
+/// Fits `f`, `k1` and a rigid pose per view to the views' side points
+/// (Levenberg–Marquardt from `focal_start`, `k1_start` and each view's start pose,
+/// numeric derivatives), the principal point at the image centre.
+///
+/// How well `f` is known (`focal_uncertainty_px`) has two parts, added in
+/// quadrature: the fit's covariance (3 sigma, the residuals' variance widened by
+/// `correlation` for residuals that are not independent), and how far `f` moves
+/// when the principal point is taken `principal_doubt_px` off the centre, each way
+/// along each axis (the centre is assumed, not measured; the nearer the view is to
+/// square-on, the more `f` depends on it). Refuses when the first part is over
+/// [`MAX_FOCAL_UNCERTAINTY`] of `f`: the edges do not determine it
+/// ([`LensError::SquareOn`] when every view, at its start and as fitted, is within
+/// [`SQUARE_ON_DEG`] of square-on).
+pub fn fit_focal_and_k1(
+    image_size: [u32; 2],
+    corners_mm: &[Point2<f64>],
+    views: &[TableView],
+    focal_start: f64,
+    k1_start: f64,
+    correlation: f64,
+    principal_doubt_px: f64,
+) -> Result<LensFit, LensError> {
+    let start = Params {
+        f: focal_start,
+        k1: k1_start,
+        poses: views.iter().map(|v| v.start).collect(),
+    };
+    let np = start.count();
+    let points: usize = views.iter().map(|v| v.side_points_px.len()).sum();
+    if points < 2 * np {
+        return Err(LensError::TooFewPoints {
+            points,
+            parameters: np,
+        });
+    }
+    let centre = Point2::new(
+        f64::from(image_size[0]) / 2.0,
+        f64::from(image_size[1]) / 2.0,
+    );
+    // One view seen at a slant is enough to find `f`; a view is square-on only when
+    // both its start and its fit say so (a fit to edges found wrong can end anywhere).
+    let start_tilt = views.iter().map(|v| tilt_of(&v.start)).fold(0.0, f64::max);
+    let fitted = search(image_size, centre, corners_mm, views, start.clone());
+    let square_on = |fit_tilt: f64| {
+        (start_tilt.max(fit_tilt) < SQUARE_ON_DEG).then(|| LensError::SquareOn {
+            tilt_deg: start_tilt.max(fit_tilt),
         })
-        .collect();
-    // One view seen at a slant is enough to find `f`.
+    };
+    let fitted = match fitted {
+        Ok(f) => f,
+        Err(e) => return Err(square_on(0.0).unwrap_or(e)),
+    };
+    let Converged {
+        params,
+        cost,
+        points,
+        jacobian,
+    } = fitted;
+    let rms_px = (cost / points as f64).sqrt();
+    let tilt_deg: Vec<f64> = params.poses.iter().map(tilt_of).collect();
     let most_tilt = tilt_deg.iter().copied().fold(0.0, f64::max);
-    let variance = current / (points.saturating_sub(np).max(1)) as f64 * correlation.max(1.0);
+    let variance = cost / (points.saturating_sub(np).max(1)) as f64 * correlation.max(1.0);
     let covariance = (jacobian.transpose() * &jacobian).try_inverse();
     let sigma = |k: usize| {
         covariance
@@ -369,18 +442,36 @@ pub fn fit_focal_and_k1(
             .filter(|s| s.is_finite())
     };
     let (focal_sigma, k1_sigma) = (sigma(0), sigma(1));
-    let not_determined = focal_sigma.is_none_or(|s| s > MAX_FOCAL_UNCERTAINTY * params.f);
+    // The principal point's share: refits from the solution with it moved.
+    let mut principal_shift: Option<f64> = Some(0.0);
+    if principal_doubt_px > 0.0 {
+        for (dx, dy) in [(1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0)] {
+            let c = centre + nalgebra::Vector2::new(dx, dy) * principal_doubt_px;
+            let moved = search(image_size, c, corners_mm, views, params.clone())
+                .ok()
+                .map(|m| (m.params.f - params.f).abs());
+            principal_shift = principal_shift.zip(moved).map(|(a, b)| a.max(b));
+        }
+    }
+    let focal_uncertainty = focal_sigma
+        .zip(principal_shift)
+        .map(|(s, p)| s.hypot(p))
+        .filter(|u| u.is_finite());
+    // Refused when the edges do not pin `f` down; the principal point's share is
+    // an assumption's, reported, not refused (the table's positions hardly depend on
+    // it: the homography absorbs it).
+    let not_determined = focal_sigma.is_none_or(|s| s > MAX_FOCAL_UNCERTAINTY * params.f)
+        || focal_uncertainty.is_none();
     if not_determined {
-        if most_tilt < SQUARE_ON_DEG {
-            return Err(LensError::SquareOn {
-                tilt_deg: most_tilt,
-            });
+        if let Some(e) = square_on(most_tilt) {
+            return Err(e);
         }
         return Err(LensError::NotDetermined {
             focal_px: params.f,
-            uncertainty_pct: focal_sigma.map_or(f64::INFINITY, |s| 100.0 * s / params.f),
+            uncertainty_pct: focal_sigma.map_or(f64::INFINITY, |u| 100.0 * u / params.f),
             limit_pct: 100.0 * MAX_FOCAL_UNCERTAINTY,
             tilt_deg: most_tilt,
+            rms_px,
         });
     }
     let mut camera = camera_with(image_size, params.f, params.k1);
@@ -390,7 +481,9 @@ pub fn fit_focal_and_k1(
         camera,
         poses: params.poses,
         rms_px,
-        focal_uncertainty_px: focal_sigma.unwrap_or(f64::INFINITY),
+        focal_uncertainty_px: focal_uncertainty.unwrap_or(f64::INFINITY),
+        focal_statistical_px: focal_sigma.unwrap_or(f64::INFINITY),
+        focal_principal_px: principal_shift.unwrap_or(f64::INFINITY),
         k1_uncertainty: k1_sigma.unwrap_or(f64::INFINITY),
         tilt_deg,
     })
@@ -496,7 +589,7 @@ mod tests {
                     ),
                 })
                 .collect();
-            let fit = fit_focal_and_k1(SIZE, &rect, &views, 0.88 * truth_f, 0.0, 1.0).unwrap();
+            let fit = fit_focal_and_k1(SIZE, &rect, &views, 0.88 * truth_f, 0.0, 1.0, 0.0).unwrap();
             let f = fit.camera.fx();
             assert!((f - truth_f).abs() < 1e-3 * truth_f, "{n} views: f {f}");
             assert_eq!(fit.camera.fy(), f);
@@ -530,7 +623,7 @@ mod tests {
             side_points_px: points,
             start: above,
         }];
-        let err = fit_focal_and_k1(SIZE, &rect, &views, 900.0, 0.0, 3.0).unwrap_err();
+        let err = fit_focal_and_k1(SIZE, &rect, &views, 900.0, 0.0, 3.0, 0.0).unwrap_err();
         assert!(matches!(err, LensError::SquareOn { .. }), "{err:?}");
         let line = err.to_string();
         assert!(
@@ -538,6 +631,55 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains('\n'));
+    }
+
+    /// The nearer square-on, the more `f` depends on the principal point assumed:
+    /// the uncertainty says so, and past the limit the fit is refused as not determined.
+    #[test]
+    fn the_principal_point_doubt_grows_toward_square_on() {
+        let rect = rectangle_corners_mm(1000.0, 700.0);
+        let target = Vector3::new(500.0, 350.0, 0.0);
+        let at = |tilt_deg: f64| {
+            let t = tilt_deg.to_radians();
+            let p = pose(
+                target + Vector3::new(0.0, -t.sin(), t.cos()) * 1600.0,
+                target,
+                0.0,
+            );
+            let views = [TableView {
+                side_points_px: view(1000.0, -0.08, &p),
+                start: p,
+            }];
+            fit_focal_and_k1(SIZE, &rect, &views, 1000.0, -0.08, 1.0, 10.0)
+        };
+        let steep = at(40.0).unwrap();
+        let shallow = at(22.0).unwrap();
+        assert!(
+            steep.focal_statistical_px < 1e-3,
+            "{}",
+            steep.focal_statistical_px
+        );
+        assert!(
+            steep.focal_principal_px > 0.5
+                && shallow.focal_principal_px > 1.5 * steep.focal_principal_px,
+            "{} {}",
+            steep.focal_principal_px,
+            shallow.focal_principal_px
+        );
+        assert_eq!(
+            steep.focal_uncertainty_px,
+            steep.focal_statistical_px.hypot(steep.focal_principal_px)
+        );
+        // Exact edges pin `f` down even near square-on; the doubt is the
+        // principal point's alone, and is not refused.
+        let near = at(12.0).unwrap();
+        assert!(
+            near.focal_principal_px > 1.5 * shallow.focal_principal_px,
+            "{} {}",
+            near.focal_principal_px,
+            shallow.focal_principal_px
+        );
+        assert!(near.focal_statistical_px < 1e-3);
     }
 
     proptest::proptest! {

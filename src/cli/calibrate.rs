@@ -209,6 +209,7 @@ mod imp {
 mod imp {
     use super::{BoardArgs, CameraArgs, PaperChoice, TableArgs};
     use crate::calibration::board::{BoardPage, Paper};
+    use crate::calibration::table_lens::MAX_FOCAL_UNCERTAINTY;
     use crate::calibration::{
         sparse_cells, CameraIntrinsics, TableCalibration, TableDoubt, TableFile,
     };
@@ -489,9 +490,16 @@ mod imp {
         source: &'static str,
         /// The table size the lens was fitted with, W x H mm.
         table_size_mm: [f64; 2],
-        /// 3-sigma uncertainty of the focal length (px) and of k1, from the fit's
-        /// covariance (the edge points' scatter; not the model's own error).
+        /// How far the focal length may be off (px): the two parts below in quadrature.
         focal_uncertainty_px: f64,
+        /// 3 sigma of the focal length from the fit's covariance (the edge points'
+        /// scatter), px.
+        focal_statistical_px: f64,
+        /// How far the focal length moves with the principal point moved
+        /// `principal_point_doubt_px` off the centre (it is assumed there), px.
+        focal_principal_px: f64,
+        principal_point_doubt_px: f64,
+        /// 3 sigma of k1 from the fit's covariance.
         k1_uncertainty: f64,
         /// Per frame, the angle of the optical axis from the table's normal (degrees).
         tilt_deg: &'a [f64],
@@ -621,6 +629,9 @@ mod imp {
                 source: "table",
                 table_size_mm: [w_mm, h_mm],
                 focal_uncertainty_px: lens.fit.focal_uncertainty_px,
+                focal_statistical_px: lens.fit.focal_statistical_px,
+                focal_principal_px: lens.fit.focal_principal_px,
+                principal_point_doubt_px: lens.principal_doubt_px,
                 k1_uncertainty: lens.fit.k1_uncertainty,
                 tilt_deg: &lens.fit.tilt_deg,
                 focal_closed_form_px: lens.focal_closed_form_px,
@@ -649,18 +660,33 @@ mod imp {
             let fit = &lens.fit;
             say!(
                 o,
-                "camera {}x{} from the table (no chessboard), {} frame{}: f {:.1} px ± {:.1} (3 sigma), k1 {:.4} ± {:.4}, principal point at the centre ({:.1}, {:.1}), other distortion terms 0",
+                "camera {}x{} from the table (no chessboard), {} frame{}: f {:.1} px, k1 {:.4} ± {:.4} (3 sigma), principal point taken at the centre ({:.1}, {:.1}), other distortion terms 0",
                 camera.image_size[0],
                 camera.image_size[1],
                 fit.camera.views,
                 if fit.camera.views == 1 { "" } else { "s" },
                 camera.fx(),
-                fit.focal_uncertainty_px,
                 camera.dist_coeffs[0],
                 fit.k1_uncertainty,
                 camera.cx(),
                 camera.cy()
             );
+            say!(
+                o,
+                "  f may be off by {:.1} px ({:.1} %): {:.1} from the edges (3 sigma), {:.1} if the principal point is {:.1} px off the centre",
+                fit.focal_uncertainty_px,
+                100.0 * fit.focal_uncertainty_px / camera.fx(),
+                fit.focal_statistical_px,
+                fit.focal_principal_px,
+                lens.principal_doubt_px
+            );
+            if fit.focal_uncertainty_px > MAX_FOCAL_UNCERTAINTY * camera.fx() {
+                eprintln!(
+                    "fishtrack: warning: the focal length may be off by {:.1} % (over {:.0} %) if the principal point is not at the picture's centre (positions on the table depend little on it, heights above it more); tilt the camera further from straight down or calibrate with a chessboard",
+                    100.0 * fit.focal_uncertainty_px / camera.fx(),
+                    100.0 * MAX_FOCAL_UNCERTAINTY
+                );
+            }
             let tilts: Vec<String> = fit.tilt_deg.iter().map(|t| format!("{t:.1}")).collect();
             say!(
                 o,

@@ -36,6 +36,7 @@
 
 use crate::calibration::table_lens::{
     camera_with, fit_focal_and_k1, focal_from_homographies, LensError, LensFit, TableView,
+    MAX_FOCAL_PER_WIDTH, MIN_FOCAL_PER_WIDTH,
 };
 use crate::calibration::{
     corner_offsets_mm, coverage_grid, fit_rigid_pose, judge_table_fit, order_table_corners,
@@ -1769,6 +1770,13 @@ const LENS_ROUNDS: usize = 4;
 /// near 0 and left 1.8 px RMS; started from −0.2 it left 0.13 px).
 const K1_STARTS: [f64; 4] = [0.0, -0.1, -0.2, 0.1];
 
+/// How far the true principal point may lie from the image centre, as a fraction
+/// of the image's width (12.8 px at 1280): the lens found from the table assumes the
+/// centre, and its focal length's uncertainty includes how far `f` moves with the
+/// principal point moved this far (`calibration::table_lens::fit_focal_and_k1`).
+/// Factory cameras are usually within about half of this.
+const PRINCIPAL_POINT_DOUBT_PER_WIDTH: f64 = 0.01;
+
 /// A round whose `f` moved under this fraction, and `k1` under
 /// [`LENS_K1_SETTLED`], ends the search.
 const LENS_F_SETTLED: f64 = 2e-4;
@@ -1783,6 +1791,9 @@ pub struct LensSolution {
     pub focal_closed_form_px: Option<f64>,
     /// Rounds of finding the table and fitting the lens, after the first.
     pub rounds: usize,
+    /// How far off the centre the principal point was taken to measure how much the
+    /// focal length depends on it (px).
+    pub principal_doubt_px: f64,
 }
 
 /// The table's edge points in one frame, as found with `camera`: the reading of
@@ -1852,8 +1863,9 @@ fn first_lens_round(
     let centre = Point2::new(camera.cx(), camera.cy());
     // Which side is `W` and where a face shows depend on the focal length: the
     // table is found again with the closed form's.
+    let width = f64::from(size[0]);
     let closed_form = focal_from_homographies(&homographies, centre, size)
-        .filter(|&f| f > 0.05 * f64::from(size[0]) && f < 50.0 * f64::from(size[0]));
+        .filter(|f| (MIN_FOCAL_PER_WIDTH * width..=MAX_FOCAL_PER_WIDTH * width).contains(f));
     let views: Vec<TableView> = match closed_form {
         Some(f) => {
             camera = camera_with(size, f, k1);
@@ -1864,7 +1876,15 @@ fn first_lens_round(
         }
         None => found.into_iter().map(|v| v.0).collect(),
     };
-    let fit = fit_focal_and_k1(size, rect, &views, camera.fx(), k1, EDGE_SAMPLE_CORRELATION)?;
+    let fit = fit_focal_and_k1(
+        size,
+        rect,
+        &views,
+        camera.fx(),
+        k1,
+        EDGE_SAMPLE_CORRELATION,
+        0.0,
+    )?;
     Ok((fit, closed_form))
 }
 
@@ -1937,6 +1957,7 @@ pub fn solve_lens_from_table(
             camera.fx(),
             camera.dist_coeffs[0],
             EDGE_SAMPLE_CORRELATION,
+            PRINCIPAL_POINT_DOUBT_PER_WIDTH * f64::from(size[0]),
         )?;
         let settled = (next.camera.fx() / camera.fx() - 1.0).abs() < LENS_F_SETTLED
             && (next.camera.dist_coeffs[0] - camera.dist_coeffs[0]).abs() < LENS_K1_SETTLED;
@@ -1949,6 +1970,7 @@ pub fn solve_lens_from_table(
         fit,
         focal_closed_form_px,
         rounds,
+        principal_doubt_px: PRINCIPAL_POINT_DOUBT_PER_WIDTH * f64::from(size[0]),
     })
 }
 
