@@ -778,6 +778,11 @@ mod imp {
         path: &Path,
     ) -> anyhow::Result<()> {
         let picture = draw_table_check(frame, calibration, grid_mm)?;
+        // The check picture is written first, before the folder existed otherwise.
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
         let written = imgcodecs::imwrite(path, &picture, &Vector::new())
             .map_err(anyhow::Error::from)
             .and_then(|ok| {
