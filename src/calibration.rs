@@ -7,7 +7,8 @@
 //! ([`judge_table_fit`]: a [`TableDoubt`] names the doubtful corner), and how far a
 //! point may be off ([`worst_position_uncertainty_mm`]). No OpenCV: the solvers
 //! that estimate these from images live in `vision::calibrate`. The printable
-//! chessboard page is `board`.
+//! chessboard page is `board`; the lens (focal length, `k1`) fitted to the table's
+//! edges with no chessboard is `table_lens`.
 //! Uses: model, geometry, config.
 
 pub mod board;

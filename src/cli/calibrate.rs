@@ -49,6 +49,17 @@ pub enum CalibrateCommand {
     /// 2 mm from where the rigid camera puts it, or the table's W/H seen differs from
     /// --size by over 1 %. One line names the doubtful corner and why; --force writes
     /// it anyway, with that line as a warning.
+    ///
+    /// With --no-chessboard (instead of --camera) the camera is found from the table
+    /// too: its focal length (square pixels) and first radial distortion term k1, the
+    /// principal point taken at the picture's centre, from the table's known size and
+    /// straight sides in one or more frames (a folder or glob of images, or --frames N
+    /// of a video). Writes camera.json (with "source": "table") beside table.json, and
+    /// prints how far the focal length may be off, from the edges' scatter and from
+    /// the principal point being assumed. A table seen square-on gives no focal length
+    /// and is refused in one line (tilt the camera 25–40° from vertical); the same
+    /// self-consistency refusal applies, and then neither file is written. A chessboard
+    /// calibration (`calibrate camera`) is the more accurate, above all for wide lenses.
     Table(TableArgs),
 }
 

@@ -1,8 +1,8 @@
 //! The calibration solvers: camera intrinsics from chessboard views (OpenCV's standard
 //! procedure: `findChessboardCorners` with adaptive threshold + normalisation,
-//! `cornerSubPix` 11x11, `calibrateCamera` with the 5-coefficient model), and the table
-//! plane from one frame of the empty table (found automatically, or from four clicked
-//! corners). The formats and the pure maths (homography, line fits, corner order) are
+//! `cornerSubPix` 11x11, `calibrateCamera` with the 5-coefficient model) or from the
+//! empty table itself (focal length and `k1`), and the table plane from one frame of
+//! the empty table (found automatically, or from four clicked corners). The formats and the pure maths (homography, line fits, corner order) are
 //! in `calibration`; this module only adds what needs pixels.
 //! Uses: calibration, geometry, model, vision::capture, vision::rectify; OpenCV calib3d/imgproc.
 //!
@@ -33,6 +33,14 @@
 //! seen corners lie from the rigid camera's, and the table's aspect as seen, are
 //! judged by `calibration::judge_table_fit`; the fit's covariance gives the
 //! worst-case position error over the table.
+//!
+//! # The lens from the table (no chessboard)
+//! `solve_lens_from_table` finds the focal length and `k1` from one or more frames
+//! of the empty table: found with a guessed lens (each `k1` of `K1_STARTS`), the
+//! focal length from the corners' closed form, the table found again with it, then
+//! `calibration::table_lens::fit_focal_and_k1` on every edge point; the best start
+//! is kept and the table found again with each lens fitted until it settles.
+//! `solve_table` then writes the table plane with that lens, judged as above.
 
 use crate::calibration::table_lens::{
     camera_with, fit_focal_and_k1, focal_from_homographies, LensError, LensFit, TableView,
@@ -110,6 +118,8 @@ pub enum CalibrateError {
     },
     #[error("table not found: {0}; give its corners with --corners \"u,v;u,v;u,v;u,v\"")]
     TableNotFound(String),
+    #[error("table not found: {0}; without a chessboard the whole table top must be found (calibrate the camera with a chessboard, then the corners may be given with --corners)")]
+    LensTableNotFound(String),
     #[error("bad table corners: {0}")]
     BadCorners(String),
     #[error("the calibration did not converge to finite numbers")]
@@ -1922,6 +1932,19 @@ pub fn solve_lens_from_table(
             "the table size must be positive, got {width_mm}x{height_mm}"
         )));
     }
+    solve_lens(frames, size, width_mm, height_mm).map_err(|e| match e {
+        CalibrateError::TableNotFound(why) => CalibrateError::LensTableNotFound(why),
+        e => e,
+    })
+}
+
+/// [`solve_lens_from_table`] once its input is checked.
+fn solve_lens(
+    frames: &[Mat],
+    size: [u32; 2],
+    width_mm: f64,
+    height_mm: f64,
+) -> Result<LensSolution, CalibrateError> {
     let rect = rectangle_corners_mm(width_mm, height_mm);
     let mut best: Option<(LensFit, Option<f64>)> = None;
     let mut first_error = None;
