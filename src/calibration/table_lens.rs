@@ -83,7 +83,7 @@ pub fn focal_from_homographies(
 ) -> Option<f64> {
     // Pixels scaled to about 1 over the image, so that `w` is about 1 too.
     let s = 0.5 * f64::from(image_size[0]).hypot(f64::from(image_size[1]));
-    if !(s > 0.0) {
+    if s.is_nan() || s <= 0.0 {
         return None;
     }
     let to_unit = Matrix3::new(
@@ -167,7 +167,7 @@ fn undistort(p: Point2<f64>, f: f64, k1: f64, c: Point2<f64>) -> Option<Point2<f
     for _ in 0..30 {
         let g = r * (1.0 + k1 * r * r) - rd;
         let dg = 1.0 + 3.0 * k1 * r * r;
-        if !(dg > 1e-6) {
+        if dg.is_nan() || dg <= 1e-6 {
             return None;
         }
         let step = g / dg;
@@ -181,19 +181,18 @@ fn undistort(p: Point2<f64>, f: f64, k1: f64, c: Point2<f64>) -> Option<Point2<f
         .then(|| Point2::new(c.x + f * x * scale, c.y + f * y * scale))
 }
 
-/// The residuals (undistorted px) of every view's side points for `f`, `k1`, the
-/// poses and the principal point `c`; written to `out`.
+/// The residuals (undistorted px) of every view's side points for the parameters
+/// (`f`, `k1`, the poses) and the principal point `c`; written to `out`.
 fn residuals(
     image_size: [u32; 2],
     c: Point2<f64>,
     corners_mm: &[Point2<f64>],
     views: &[TableView],
-    f: f64,
-    k1: f64,
-    poses: &[RigidPose],
+    params: &Params,
     out: &mut Vec<f64>,
 ) -> Option<()> {
     out.clear();
+    let (f, k1, poses) = (params.f, params.k1, &params.poses);
     let mut camera = CameraIntrinsics::pinhole(image_size, f);
     camera.camera_matrix[0][2] = c.x;
     camera.camera_matrix[1][2] = c.y;
@@ -289,9 +288,7 @@ fn search(
         focal_px: p.f,
         k1: p.k1,
     };
-    let eval = |p: &Params, out: &mut Vec<f64>| {
-        residuals(image_size, c, corners_mm, views, p.f, p.k1, &p.poses, out)
-    };
+    let eval = |p: &Params, out: &mut Vec<f64>| residuals(image_size, c, corners_mm, views, p, out);
     let mut r = Vec::with_capacity(points);
     eval(&params, &mut r).ok_or_else(|| diverged(&params))?;
     let mut current: f64 = r.iter().map(|v| v * v).sum();

@@ -1806,6 +1806,9 @@ pub struct LensSolution {
     pub principal_doubt_px: f64,
 }
 
+/// A frame's table as a view for the lens fit, and its corners (undistorted px).
+type FoundView = (TableView, [Point2<f64>; 4]);
+
 /// The table's edge points in one frame, as found with `camera`: the reading of
 /// the sides a rigid camera with `camera` fits best, as a view for the lens fit
 /// (distorted pixels), and its corners (undistorted px of `camera`).
@@ -1813,7 +1816,7 @@ fn table_view(
     frame: &Mat,
     camera: &CameraIntrinsics,
     rect: &[Point2<f64>],
-) -> Result<(TableView, [Point2<f64>; 4]), CalibrateError> {
+) -> Result<FoundView, CalibrateError> {
     let found = detect_table(frame, camera, rect[2].x, rect[2].y)?;
     let mut best: Option<(f64, SideVariant)> = None;
     for variant in found.variants() {
@@ -1850,7 +1853,7 @@ fn table_views(
     frames: &[Mat],
     camera: &CameraIntrinsics,
     rect: &[Point2<f64>],
-) -> Result<Vec<(TableView, [Point2<f64>; 4])>, CalibrateError> {
+) -> Result<Vec<FoundView>, CalibrateError> {
     frames.iter().map(|f| table_view(f, camera, rect)).collect()
 }
 
