@@ -635,6 +635,15 @@ mod imp {
             eprintln!("fishtrack: warning: {doubt}");
         }
         if let Some(lens) = &lens {
+            // Said in JSON mode too.
+            let (doubt, f) = (lens.fit.focal_uncertainty_px, camera.fx());
+            if doubt > MAX_FOCAL_UNCERTAINTY * f {
+                eprintln!(
+                    "fishtrack: warning: the focal length may be off by {:.1} % (over {:.0} %) if the principal point is not at the picture's centre (positions on the table depend little on it, heights above it more); tilt the camera further from straight down or calibrate with a chessboard",
+                    100.0 * doubt / f,
+                    100.0 * MAX_FOCAL_UNCERTAINTY
+                );
+            }
             let out = LensOut {
                 camera: &camera,
                 source: "table",
@@ -691,13 +700,6 @@ mod imp {
                 fit.focal_principal_px,
                 lens.principal_doubt_px
             );
-            if fit.focal_uncertainty_px > MAX_FOCAL_UNCERTAINTY * camera.fx() {
-                eprintln!(
-                    "fishtrack: warning: the focal length may be off by {:.1} % (over {:.0} %) if the principal point is not at the picture's centre (positions on the table depend little on it, heights above it more); tilt the camera further from straight down or calibrate with a chessboard",
-                    100.0 * fit.focal_uncertainty_px / camera.fx(),
-                    100.0 * MAX_FOCAL_UNCERTAINTY
-                );
-            }
             let tilts: Vec<String> = fit.tilt_deg.iter().map(|t| format!("{t:.1}")).collect();
             say!(
                 o,
