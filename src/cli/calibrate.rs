@@ -144,7 +144,9 @@ pub struct TableArgs {
     /// camera.json too (see --camera-output). The principal point is taken at the
     /// picture's centre and the other distortion terms as zero. The camera must look
     /// at the table at a slant (20° or more from straight down): a table seen
-    /// square-on gives no focal length, and is refused.
+    /// square-on gives no focal length, and is refused. --size must be right to the
+    /// millimetre: with the focal length free, a wrong W/H moves it rather than
+    /// being refused.
     #[arg(long)]
     pub no_chessboard: bool,
     /// With --no-chessboard: where to write the camera.json found (by default
