@@ -150,7 +150,8 @@ pub struct TableArgs {
     #[arg(long)]
     pub no_chessboard: bool,
     /// With --no-chessboard: where to write the camera.json found (by default
-    /// camera.json beside the table.json).
+    /// camera.json beside the table.json, which is not replaced if it came from
+    /// elsewhere than a table, such as a chessboard).
     #[arg(long, value_name = "camera.json", requires = "no_chessboard")]
     pub camera_output: Option<PathBuf>,
     /// With --no-chessboard and a video: how many frames to use, spread evenly from
@@ -579,6 +580,13 @@ mod imp {
         let mut o = String::new();
         let (w_mm, h_mm) = parse_size(&a.size)?;
         let corners = a.corners.as_deref().map(parse_corners).transpose()?;
+        let camera_path = a
+            .camera_output
+            .clone()
+            .unwrap_or_else(|| a.output.with_file_name("camera.json"));
+        if a.no_chessboard && a.camera_output.is_none() {
+            keep_other_cameras(&camera_path)?;
+        }
         let mut source = FrameSource::open(&a.image)?;
         let frames = table_frames(&a, &mut source)?;
         let first = frames
@@ -616,10 +624,6 @@ mod imp {
         let origin = a.output.display().to_string();
         let calibration = TableCalibration::from_file(solution.file.clone(), &origin)?;
         let check_path = a.check.clone().unwrap_or_else(|| check_path_for(&a.output));
-        let camera_path = a
-            .camera_output
-            .clone()
-            .unwrap_or_else(|| a.output.with_file_name("camera.json"));
         // The check picture first: when the calibration is refused it shows why.
         write_check(&first.image, &calibration, a.grid, &check_path)?;
         if let Some(doubt) = &solution.doubt {
@@ -783,6 +787,25 @@ mod imp {
             check_path.display()
         );
         emit(&o)
+    }
+
+    /// `--no-chessboard` writes camera.json beside table.json unless told where: it
+    /// must not replace one that did not come from the table (a chessboard's, more
+    /// accurate, or anyone's), unasked.
+    fn keep_other_cameras(default_path: &Path) -> anyhow::Result<()> {
+        let Ok(text) = std::fs::read_to_string(default_path) else {
+            return Ok(());
+        };
+        let from_table = serde_json::from_str::<serde_json::Value>(&text)
+            .is_ok_and(|v| v.get("source").and_then(|s| s.as_str()) == Some("table"));
+        if !from_table {
+            bail!(
+                "{} exists and was not found from a table (a chessboard's camera?): it is not replaced; give --camera-output to write the camera found elsewhere, or --camera {} to use it",
+                default_path.display(),
+                default_path.display()
+            );
+        }
+        Ok(())
     }
 
     /// Draws and writes the check picture.

@@ -289,3 +289,27 @@ fn a_shallow_view_warns_that_f_rests_on_the_principal_point() {
     let table_error = worst_table_error_mm(&truth, &ours);
     assert!(table_error < 2.0, "{table_error} mm");
 }
+
+/// A camera.json beside the table.json that did not come from a table (here a
+/// chessboard's) is not replaced unasked: one line, exit 1, the file untouched.
+#[test]
+fn a_chessboard_camera_beside_is_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let camera = d.join("camera.json");
+    let chessboard = r#"{"image_size":[1280,720],"camera_matrix":[[900,0,640],[0,900,360],[0,0,1]],"dist_coeffs":[0,0,0,0,0],"board":[9,6]}"#;
+    std::fs::write(&camera, chessboard).unwrap();
+    assert_fails_with(
+        &[
+            "calibrate",
+            "table",
+            "--no-chessboard",
+            "--image",
+            &s(&d.join("empty.png")),
+            "-o",
+            &s(&d.join("table.json")),
+        ],
+        &["camera.json exists", "not replaced", "--camera-output"],
+    );
+    assert_eq!(std::fs::read_to_string(&camera).unwrap(), chessboard);
+}
