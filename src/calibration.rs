@@ -7,10 +7,12 @@
 //! ([`judge_table_fit`]: a [`TableDoubt`] names the doubtful corner), and how far a
 //! point may be off ([`worst_position_uncertainty_mm`]). No OpenCV: the solvers
 //! that estimate these from images live in `vision::calibrate`. The printable
-//! chessboard page is `board`.
+//! chessboard page is `board`; the lens (focal length, `k1`) fitted to the table's
+//! edges with no chessboard is `table_lens`.
 //! Uses: model, geometry, config.
 
 pub mod board;
+pub mod table_lens;
 
 use crate::config::{load_checked, save_json, ConfigError};
 use crate::geometry::{Point, Table, TableError};
@@ -998,6 +1000,9 @@ pub struct TableDoubt {
     pub aspect_given: f64,
     /// The corners were given (`--corners`), not found: the advice is to check them.
     pub corners_given: bool,
+    /// The intrinsics were found from the table itself (`--no-chessboard`), not
+    /// given: the advice is a chessboard calibration, not checking camera.json.
+    pub lens_from_table: bool,
 }
 
 impl TableDoubt {
@@ -1043,7 +1048,12 @@ impl std::fmt::Display for TableDoubt {
                 100.0 * MAX_ASPECT_MISMATCH
             )?;
         }
-        if self.corners_given {
+        if self.lens_from_table {
+            write!(
+                f,
+                ": check --size and the check picture, or calibrate the camera with a chessboard (--force writes it anyway)"
+            )
+        } else if self.corners_given {
             write!(
                 f,
                 ": check the corners given with --corners, --size, camera.json and the check picture (--force writes it anyway)"
@@ -1077,6 +1087,7 @@ pub fn judge_table_fit(
         aspect_seen,
         aspect_given,
         corners_given: false,
+        lens_from_table: false,
     };
     if doubt.corner_bad() || doubt.aspect_bad() {
         return Err(doubt);

@@ -49,6 +49,17 @@ pub enum CalibrateCommand {
     /// 2 mm from where the rigid camera puts it, or the table's W/H seen differs from
     /// --size by over 1 %. One line names the doubtful corner and why; --force writes
     /// it anyway, with that line as a warning.
+    ///
+    /// With --no-chessboard (instead of --camera) the camera is found from the table
+    /// too: its focal length (square pixels) and first radial distortion term k1, the
+    /// principal point taken at the picture's centre, from the table's known size and
+    /// straight sides in one or more frames (a folder or glob of images, or --frames N
+    /// of a video). Writes camera.json (with "source": "table") beside table.json, and
+    /// prints how far the focal length may be off, from the edges' scatter and from
+    /// the principal point being assumed. A table seen square-on gives no focal length
+    /// and is refused in one line (tilt the camera 25–40° from vertical); the same
+    /// self-consistency refusal applies, and then neither file is written. A chessboard
+    /// calibration (`calibrate camera`) is the more accurate, above all for wide lenses.
     Table(TableArgs),
 }
 
@@ -115,17 +126,49 @@ pub struct CameraArgs {
 #[derive(Debug, Args)]
 pub struct TableArgs {
     /// A frame of the empty table: an image, a video (see --frame), or `webcam:N`.
+    /// With --no-chessboard also a folder or a glob ("frames/*.png", quoted) of
+    /// images of it, each a frame (the first is the one table.json is for).
     #[arg(long, value_name = "FRAME|VIDEO")]
     pub image: String,
-    /// The camera's intrinsics (from `fishtrack calibrate camera`), for the frame's resolution.
-    #[arg(long, value_name = "camera.json")]
-    pub camera: PathBuf,
+    /// The camera's intrinsics (from `fishtrack calibrate camera`), for the frame's
+    /// resolution. Not with --no-chessboard, which finds them from the table.
+    #[arg(
+        long,
+        value_name = "camera.json",
+        required_unless_present = "no_chessboard",
+        conflicts_with = "no_chessboard"
+    )]
+    pub camera: Option<PathBuf>,
+    /// No chessboard: find the camera's focal length and first radial distortion
+    /// term (k1) from the table itself, its known size and straight sides, and write
+    /// camera.json too (see --camera-output). The principal point is taken at the
+    /// picture's centre and the other distortion terms as zero. The camera must look
+    /// at the table at a slant (20° or more from straight down): a table seen
+    /// square-on gives no focal length, and is refused. --size must be right to the
+    /// millimetre: with the focal length free, a wrong W/H moves it rather than
+    /// being refused.
+    #[arg(long)]
+    pub no_chessboard: bool,
+    /// With --no-chessboard: where to write the camera.json found (by default
+    /// camera.json beside the table.json, which is not replaced if it came from
+    /// elsewhere than a table, such as a chessboard).
+    #[arg(long, value_name = "camera.json", requires = "no_chessboard")]
+    pub camera_output: Option<PathBuf>,
+    /// With --no-chessboard and a video: how many frames to use, spread evenly from
+    /// --frame to the end (the camera must not move between them).
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        requires = "no_chessboard"
+    )]
+    pub frames: u64,
     /// The table top's size in mm, W x H: W along the edge from corner 0 to corner 1.
     #[arg(long, default_value = "1000x700", value_name = "WxH")]
     pub size: String,
     /// The table corners in the frame's pixels, "u,v;u,v;u,v;u,v": corner 0 -> (0,0),
     /// 1 -> (W,0), 2 -> (W,H), 3 -> (0,H), counter-clockwise seen from above.
-    #[arg(long, value_name = "u,v;u,v;u,v;u,v")]
+    #[arg(long, value_name = "u,v;u,v;u,v;u,v", conflicts_with = "no_chessboard")]
     pub corners: Option<String>,
     /// Which video frame to use (counting from 0).
     #[arg(long, default_value_t = 0)]
@@ -180,16 +223,19 @@ mod imp {
 mod imp {
     use super::{BoardArgs, CameraArgs, PaperChoice, TableArgs};
     use crate::calibration::board::{BoardPage, Paper};
-    use crate::calibration::{sparse_cells, CameraIntrinsics, TableCalibration, TableFile};
+    use crate::calibration::table_lens::MAX_FOCAL_UNCERTAINTY;
+    use crate::calibration::{
+        sparse_cells, CameraIntrinsics, TableCalibration, TableDoubt, TableFile,
+    };
     use crate::cli::progress_bar;
     use crate::vision::calibrate::{
         collect_views_from_images, collect_views_from_video, draw_table_check, parse_corners,
-        solve_camera, solve_table, Chessboard, OutlierRule, SubpixWindow, MIN_FINDABLE_CORNERS,
-        STANDARD_SUBPIX_HALF,
+        solve_camera, solve_lens_from_table, solve_table, Chessboard, OutlierRule, SubpixWindow,
+        MIN_FINDABLE_CORNERS, STANDARD_SUBPIX_HALF,
     };
-    use crate::vision::capture::FrameSource;
+    use crate::vision::capture::{Frame, FrameSource};
     use anyhow::{bail, Context};
-    use opencv::core::Vector;
+    use opencv::core::{Mat, Vector};
     use opencv::imgcodecs;
     use serde::Serialize;
     use std::path::{Path, PathBuf};
@@ -425,6 +471,10 @@ mod imp {
     struct TableOut<'a> {
         #[serde(flatten)]
         file: &'a TableFile,
+        /// `"table"` when the camera's intrinsics were found from the table itself
+        /// (`--no-chessboard`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        camera_source: Option<&'static str>,
         /// RMS distance of the measured edge points from the table's sides (automatic only).
         #[serde(skip_serializing_if = "Option::is_none")]
         edge_rms_mm: Option<f64>,
@@ -444,33 +494,180 @@ mod imp {
         forced_despite: Option<String>,
     }
 
+    /// camera.json as `calibrate table --no-chessboard` writes it: the DESIGN.md keys
+    /// plus where they came from and how well they are known.
+    #[derive(Serialize)]
+    struct LensOut<'a> {
+        #[serde(flatten)]
+        camera: &'a CameraIntrinsics,
+        /// `"table"`: found from the table's size and sides, not a chessboard.
+        source: &'static str,
+        /// The table size the lens was fitted with, W x H mm.
+        table_size_mm: [f64; 2],
+        /// How far the focal length may be off (px): the two parts below in quadrature.
+        focal_uncertainty_px: f64,
+        /// 3 sigma of the focal length from the fit's covariance (the edge points'
+        /// scatter), px.
+        focal_statistical_px: f64,
+        /// How far the focal length moves with the principal point moved
+        /// `principal_point_doubt_px` off the centre (it is assumed there), px.
+        focal_principal_px: f64,
+        principal_point_doubt_px: f64,
+        /// 3 sigma of k1 from the fit's covariance.
+        k1_uncertainty: f64,
+        /// Per frame, the angle of the optical axis from the table's normal (degrees).
+        tilt_deg: &'a [f64],
+        /// The focal length the corners' closed form gave, where the fit started.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        focal_closed_form_px: Option<f64>,
+    }
+
+    /// The most frames `--no-chessboard` reads from a folder or glob.
+    const MAX_LENS_FRAMES: usize = 50;
+
+    /// The frames of the empty table: `--frame`, or with --no-chessboard every image
+    /// of a folder or glob (from `--frame` on), or `--frames` frames of a video.
+    fn table_frames(a: &TableArgs, source: &mut FrameSource) -> anyhow::Result<Vec<Frame>> {
+        let missing = || format!("{}: there is no frame {}", a.image, a.frame);
+        if !a.no_chessboard {
+            let frame = source.frame_at(a.frame)?.with_context(missing)?;
+            return Ok(vec![frame]);
+        }
+        if a.frames == 0 {
+            bail!("--frames must be at least 1");
+        }
+        let mut frames = vec![];
+        if source.is_video() {
+            let last = source
+                .len()
+                .map_or(a.frame, |n| n.saturating_sub(1).max(a.frame));
+            let n = a.frames;
+            let indices: Vec<u64> = (0..n)
+                .map(|i| {
+                    if n == 1 {
+                        a.frame
+                    } else {
+                        a.frame + (last - a.frame) * i / (n - 1)
+                    }
+                })
+                .collect();
+            for index in indices {
+                if frames.last().is_some_and(|f: &Frame| f.index == index) {
+                    continue;
+                }
+                let frame = source
+                    .frame_at(index)?
+                    .with_context(|| format!("{}: there is no frame {index}", a.image))?;
+                frames.push(frame);
+            }
+        } else {
+            let mut next = source.frame_at(a.frame)?;
+            while let Some(frame) = next {
+                frames.push(frame);
+                if frames.len() >= MAX_LENS_FRAMES {
+                    break;
+                }
+                next = source.next_frame()?;
+            }
+            if frames.is_empty() {
+                bail!("{}", missing());
+            }
+        }
+        Ok(frames)
+    }
+
     pub fn table(a: TableArgs) -> anyhow::Result<()> {
         let mut o = String::new();
         let (w_mm, h_mm) = parse_size(&a.size)?;
         let corners = a.corners.as_deref().map(parse_corners).transpose()?;
-        let camera = CameraIntrinsics::load(&a.camera)?;
+        let camera_path = a
+            .camera_output
+            .clone()
+            .unwrap_or_else(|| a.output.with_file_name("camera.json"));
+        if a.no_chessboard && a.camera_output.is_none() {
+            keep_other_cameras(&camera_path)?;
+        }
         let mut source = FrameSource::open(&a.image)?;
-        let frame = source
-            .frame_at(a.frame)?
-            .with_context(|| format!("{}: there is no frame {}", a.image, a.frame))?;
-        let solution = solve_table(&frame.image, &camera, w_mm, h_mm, corners)?;
+        let frames = table_frames(&a, &mut source)?;
+        let first = frames
+            .first()
+            .with_context(|| format!("{}: no frame read", a.image))?;
+        let lens = if a.no_chessboard {
+            let images: Vec<Mat> = frames.iter().map(|f| f.image.clone()).collect();
+            let lens = solve_lens_from_table(&images, w_mm, h_mm)
+                .with_context(|| format!("{}: no camera found from the table", a.image))?;
+            Some(lens)
+        } else {
+            None
+        };
+        let camera = match &lens {
+            Some(lens) => {
+                let mut camera = lens.fit.camera.clone();
+                camera.view_names = frames.iter().map(|f| f.name.clone()).collect();
+                camera
+            }
+            None => {
+                let path = a
+                    .camera
+                    .as_ref()
+                    .context("--camera camera.json is needed (or --no-chessboard)")?;
+                CameraIntrinsics::load(path)?
+            }
+        };
+        let mut solution = solve_table(&first.image, &camera, w_mm, h_mm, corners)?;
+        if lens.is_some() {
+            solution.doubt = solution.doubt.map(|d| TableDoubt {
+                lens_from_table: true,
+                ..d
+            });
+        }
         let origin = a.output.display().to_string();
         let calibration = TableCalibration::from_file(solution.file.clone(), &origin)?;
         let check_path = a.check.clone().unwrap_or_else(|| check_path_for(&a.output));
         // The check picture first: when the calibration is refused it shows why.
-        write_check(&frame.image, &calibration, a.grid, &check_path)?;
+        write_check(&first.image, &calibration, a.grid, &check_path)?;
         if let Some(doubt) = &solution.doubt {
             if !a.force {
+                let written = if lens.is_some() {
+                    format!("{} and {}", camera_path.display(), a.output.display())
+                } else {
+                    a.output.display().to_string()
+                };
                 bail!(
-                    "{doubt}; {} not written, check picture {}",
-                    a.output.display(),
+                    "{doubt}; {written} not written, check picture {}",
                     check_path.display()
                 );
             }
             eprintln!("fishtrack: warning: {doubt}");
         }
+        if let Some(lens) = &lens {
+            // Said in JSON mode too.
+            let (doubt, f) = (lens.fit.focal_uncertainty_px, camera.fx());
+            if doubt > MAX_FOCAL_UNCERTAINTY * f {
+                eprintln!(
+                    "fishtrack: warning: the focal length may be off by {:.1} % (over {:.0} %) if the principal point is not at the picture's centre (positions on the table depend little on it, heights above it more); tilt the camera further from straight down or calibrate with a chessboard",
+                    100.0 * doubt / f,
+                    100.0 * MAX_FOCAL_UNCERTAINTY
+                );
+            }
+            let out = LensOut {
+                camera: &camera,
+                source: "table",
+                table_size_mm: [w_mm, h_mm],
+                focal_uncertainty_px: lens.fit.focal_uncertainty_px,
+                focal_statistical_px: lens.fit.focal_statistical_px,
+                focal_principal_px: lens.fit.focal_principal_px,
+                principal_point_doubt_px: lens.principal_doubt_px,
+                k1_uncertainty: lens.fit.k1_uncertainty,
+                tilt_deg: &lens.fit.tilt_deg,
+                focal_closed_form_px: lens.focal_closed_form_px,
+            };
+            let text = serde_json::to_string_pretty(&out).context("serialising camera.json")?;
+            write_file(&camera_path, &(text + "\n"))?;
+        }
         let out = TableOut {
             file: &solution.file,
+            camera_source: lens.as_ref().map(|_| "table"),
             edge_rms_mm: solution.edge_rms_mm,
             measured_aspect: solution.measured_aspect,
             corners_found_automatically: solution.automatic,
@@ -484,6 +681,38 @@ mod imp {
         if a.json {
             say!(o, "{text}");
             return emit(&o);
+        }
+        if let Some(lens) = &lens {
+            let fit = &lens.fit;
+            say!(
+                o,
+                "camera {}x{} from the table (no chessboard), {} frame{}: f {:.1} px, k1 {:.4} ± {:.4} (3 sigma), principal point taken at the centre ({:.1}, {:.1}), other distortion terms 0",
+                camera.image_size[0],
+                camera.image_size[1],
+                fit.camera.views,
+                if fit.camera.views == 1 { "" } else { "s" },
+                camera.fx(),
+                camera.dist_coeffs[0],
+                fit.k1_uncertainty,
+                camera.cx(),
+                camera.cy()
+            );
+            say!(
+                o,
+                "  f may be off by {:.1} px ({:.1} %): {:.1} from the edges (3 sigma), {:.1} if the principal point is {:.1} px off the centre",
+                fit.focal_uncertainty_px,
+                100.0 * fit.focal_uncertainty_px / camera.fx(),
+                fit.focal_statistical_px,
+                fit.focal_principal_px,
+                lens.principal_doubt_px
+            );
+            let tilts: Vec<String> = fit.tilt_deg.iter().map(|t| format!("{t:.1}")).collect();
+            say!(
+                o,
+                "  edges fit the lens to {:.3} px RMS; camera axis {}° from the table's normal",
+                fit.rms_px,
+                tilts.join(", ")
+            );
         }
         say!(
             o,
@@ -548,6 +777,9 @@ mod imp {
             solution.measured_aspect,
             given
         );
+        if lens.is_some() {
+            say!(o, "wrote {}", camera_path.display());
+        }
         say!(
             o,
             "wrote {} and {}",
@@ -555,6 +787,25 @@ mod imp {
             check_path.display()
         );
         emit(&o)
+    }
+
+    /// `--no-chessboard` writes camera.json beside table.json unless told where: it
+    /// must not replace one that did not come from the table (a chessboard's, more
+    /// accurate, or anyone's), unasked.
+    fn keep_other_cameras(default_path: &Path) -> anyhow::Result<()> {
+        let Ok(text) = std::fs::read_to_string(default_path) else {
+            return Ok(());
+        };
+        let from_table = serde_json::from_str::<serde_json::Value>(&text)
+            .is_ok_and(|v| v.get("source").and_then(|s| s.as_str()) == Some("table"));
+        if !from_table {
+            bail!(
+                "{} exists and was not found from a table (a chessboard's camera?): it is not replaced; give --camera-output to write the camera found elsewhere, or --camera {} to use it",
+                default_path.display(),
+                default_path.display()
+            );
+        }
+        Ok(())
     }
 
     /// Draws and writes the check picture.
@@ -565,6 +816,11 @@ mod imp {
         path: &Path,
     ) -> anyhow::Result<()> {
         let picture = draw_table_check(frame, calibration, grid_mm)?;
+        // The check picture is written first, before the folder existed otherwise.
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
         let written = imgcodecs::imwrite(path, &picture, &Vector::new())
             .map_err(anyhow::Error::from)
             .and_then(|ok| {

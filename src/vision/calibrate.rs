@@ -1,8 +1,8 @@
 //! The calibration solvers: camera intrinsics from chessboard views (OpenCV's standard
 //! procedure: `findChessboardCorners` with adaptive threshold + normalisation,
-//! `cornerSubPix` 11x11, `calibrateCamera` with the 5-coefficient model), and the table
-//! plane from one frame of the empty table (found automatically, or from four clicked
-//! corners). The formats and the pure maths (homography, line fits, corner order) are
+//! `cornerSubPix` 11x11, `calibrateCamera` with the 5-coefficient model) or from the
+//! empty table itself (focal length and `k1`), and the table plane from one frame of
+//! the empty table (found automatically, or from four clicked corners). The formats and the pure maths (homography, line fits, corner order) are
 //! in `calibration`; this module only adds what needs pixels.
 //! Uses: calibration, geometry, model, vision::capture, vision::rectify; OpenCV calib3d/imgproc.
 //!
@@ -33,7 +33,19 @@
 //! seen corners lie from the rigid camera's, and the table's aspect as seen, are
 //! judged by `calibration::judge_table_fit`; the fit's covariance gives the
 //! worst-case position error over the table.
+//!
+//! # The lens from the table (no chessboard)
+//! `solve_lens_from_table` finds the focal length and `k1` from one or more frames
+//! of the empty table: found with a guessed lens (each `k1` of `K1_STARTS`), the
+//! focal length from the corners' closed form, the table found again with it, then
+//! `calibration::table_lens::fit_focal_and_k1` on every edge point; the best start
+//! is kept and the table found again with each lens fitted until it settles.
+//! `solve_table` then writes the table plane with that lens, judged as above.
 
+use crate::calibration::table_lens::{
+    camera_with, fit_focal_and_k1, focal_from_homographies, LensError, LensFit, TableView,
+    MAX_FOCAL_PER_WIDTH, MIN_FOCAL_PER_WIDTH,
+};
 use crate::calibration::{
     corner_offsets_mm, coverage_grid, fit_rigid_pose, judge_table_fit, order_table_corners,
     rectangle_corners_mm, sides_showing_face, worst_position_uncertainty_mm, CameraIntrinsics,
@@ -106,10 +118,14 @@ pub enum CalibrateError {
     },
     #[error("table not found: {0}; give its corners with --corners \"u,v;u,v;u,v;u,v\"")]
     TableNotFound(String),
+    #[error("table not found: {0}; without a chessboard the whole table top must be found (calibrate the camera with a chessboard, then the corners may be given with --corners)")]
+    LensTableNotFound(String),
     #[error("bad table corners: {0}")]
     BadCorners(String),
     #[error("the calibration did not converge to finite numbers")]
     Diverged,
+    #[error(transparent)]
+    Lens(#[from] LensError),
     #[error(transparent)]
     Capture(#[from] CaptureError),
     #[error(transparent)]
@@ -1742,6 +1758,245 @@ pub fn solve_table(
         doubt,
         uncertainty_mm,
         face_in_view,
+    })
+}
+
+/// The focal length the lens search starts from before the table is found: a
+/// horizontal field of view of about 63°, the middle of webcams' and phones' range.
+/// Only which side is `W` and where a side face may show depend on it; the corners'
+/// closed form replaces it before the fit.
+const FOCAL_GUESS_PER_WIDTH: f64 = 0.82;
+
+/// The most rounds of finding the table with the lens so far and fitting the lens
+/// again: the edges are measured along straight lines in the undistorted frame, so a
+/// better `k1` finds them better.
+const LENS_ROUNDS: usize = 4;
+
+/// The `k1` the first round starts from, each in turn; the start whose fit leaves
+/// the least RMS wins. The edges are measured along straight lines in the frame
+/// undistorted with the lens so far, and kept where they are straight: with a lens
+/// far from the truth only the straightest part of each side is kept, and the fit
+/// sees too little bending to find `k1` (a lens of `k1` −0.18 seen with 0 stayed
+/// near 0 and left 1.8 px RMS; started from −0.2 it left 0.13 px).
+const K1_STARTS: [f64; 4] = [0.0, -0.1, -0.2, 0.1];
+
+/// How far the true principal point may lie from the image centre, as a fraction
+/// of the image's width (12.8 px at 1280): the lens found from the table assumes the
+/// centre, and its focal length's uncertainty includes how far `f` moves with the
+/// principal point moved this far (`calibration::table_lens::fit_focal_and_k1`).
+/// Factory cameras are usually within about half of this.
+const PRINCIPAL_POINT_DOUBT_PER_WIDTH: f64 = 0.01;
+
+/// A round whose `f` moved under this fraction, and `k1` under
+/// [`LENS_K1_SETTLED`], ends the search.
+const LENS_F_SETTLED: f64 = 2e-4;
+const LENS_K1_SETTLED: f64 = 2e-4;
+
+/// The lens found from the table, and how the search went.
+#[derive(Debug, Clone)]
+pub struct LensSolution {
+    pub fit: LensFit,
+    /// The closed form's focal length from the corners of the first round (px),
+    /// `None` when it gave none.
+    pub focal_closed_form_px: Option<f64>,
+    /// Rounds of finding the table and fitting the lens, after the first.
+    pub rounds: usize,
+    /// How far off the centre the principal point was taken to measure how much the
+    /// focal length depends on it (px).
+    pub principal_doubt_px: f64,
+}
+
+/// A frame's table as a view for the lens fit, and its corners (undistorted px).
+type FoundView = (TableView, [Point2<f64>; 4]);
+
+/// The table's edge points in one frame, as found with `camera`: the reading of
+/// the sides a rigid camera with `camera` fits best, as a view for the lens fit
+/// (distorted pixels), and its corners (undistorted px of `camera`).
+fn table_view(
+    frame: &Mat,
+    camera: &CameraIntrinsics,
+    rect: &[Point2<f64>],
+) -> Result<FoundView, CalibrateError> {
+    let found = detect_table(frame, camera, rect[2].x, rect[2].y)?;
+    let mut best: Option<(f64, SideVariant)> = None;
+    for variant in found.variants() {
+        let obs = side_observations(&variant.1);
+        let worst = rigid_offsets(camera, rect, &variant.0, &obs)
+            .map(|o| o.iter().copied().fold(0.0, f64::max))
+            .unwrap_or(f64::INFINITY);
+        if best.as_ref().is_none_or(|b| worst < b.0) {
+            best = Some((worst, variant));
+        }
+    }
+    let (_, (corners, points, _)) = best
+        .ok_or_else(|| CalibrateError::TableNotFound("two adjacent sides are parallel".into()))?;
+    let degenerate = || CalibrateError::TableNotFound("its corners are degenerate".into());
+    let start = Homography::from_correspondences(&corners, rect)
+        .and_then(|h| RigidPose::from_homography(camera, &h))
+        .ok_or_else(degenerate)?;
+    let side_points_px = points
+        .iter()
+        .enumerate()
+        .flat_map(|(k, pts)| pts.iter().map(move |&p| (k, camera.distort_pixel(p))))
+        .collect();
+    Ok((
+        TableView {
+            side_points_px,
+            start,
+        },
+        corners,
+    ))
+}
+
+/// Every frame's table found with `camera`.
+fn table_views(
+    frames: &[Mat],
+    camera: &CameraIntrinsics,
+    rect: &[Point2<f64>],
+) -> Result<Vec<FoundView>, CalibrateError> {
+    frames.iter().map(|f| table_view(f, camera, rect)).collect()
+}
+
+/// The first round from a start `k1`: the table found with a guessed focal length,
+/// the focal length from its corners' closed form, the table found again with that,
+/// and the lens fitted. The closed form's focal length too.
+fn first_lens_round(
+    frames: &[Mat],
+    size: [u32; 2],
+    rect: &[Point2<f64>],
+    k1: f64,
+) -> Result<(LensFit, Option<f64>), CalibrateError> {
+    let mut camera = camera_with(size, FOCAL_GUESS_PER_WIDTH * f64::from(size[0]), k1);
+    let found = table_views(frames, &camera, rect)?;
+    let homographies: Vec<_> = found
+        .iter()
+        .filter_map(|(_, corners)| Homography::from_correspondences(rect, corners))
+        .map(|h| *h.matrix())
+        .collect();
+    let centre = Point2::new(camera.cx(), camera.cy());
+    // Which side is `W` and where a face shows depend on the focal length: the
+    // table is found again with the closed form's.
+    let width = f64::from(size[0]);
+    let closed_form = focal_from_homographies(&homographies, centre, size)
+        .filter(|f| (MIN_FOCAL_PER_WIDTH * width..=MAX_FOCAL_PER_WIDTH * width).contains(f));
+    let views: Vec<TableView> = match closed_form {
+        Some(f) => {
+            camera = camera_with(size, f, k1);
+            table_views(frames, &camera, rect)?
+                .into_iter()
+                .map(|v| v.0)
+                .collect()
+        }
+        None => found.into_iter().map(|v| v.0).collect(),
+    };
+    let fit = fit_focal_and_k1(
+        size,
+        rect,
+        &views,
+        camera.fx(),
+        k1,
+        EDGE_SAMPLE_CORRELATION,
+        0.0,
+    )?;
+    Ok((fit, closed_form))
+}
+
+/// The camera's focal length and first radial distortion term from one or more
+/// frames of the empty `width_mm x height_mm` table, with no chessboard: square
+/// pixels, the principal point at the image centre, the other distortion terms zero.
+/// The table is found with a guessed lens, the focal length started from its corners
+/// ([`focal_from_homographies`]), then `f`, `k1` and each frame's pose are fitted
+/// to every edge point ([`fit_focal_and_k1`]), from each of [`K1_STARTS`] (the best
+/// fit kept), and the table found again with the lens fitted, until the lens
+/// settles. Refused ([`LensError`]) when the frames do not pin the focal length down
+/// (the table seen square-on).
+pub fn solve_lens_from_table(
+    frames: &[Mat],
+    width_mm: f64,
+    height_mm: f64,
+) -> Result<LensSolution, CalibrateError> {
+    let first = frames
+        .first()
+        .ok_or_else(|| CalibrateError::TableNotFound("no frame to look at".into()))?;
+    let size = image_size_of(first);
+    for (i, f) in frames.iter().enumerate() {
+        if image_size_of(f) != size {
+            return Err(CalibrateError::MixedSizes {
+                name: format!("frame {i}"),
+                got_w: f.cols(),
+                got_h: f.rows(),
+                want_w: first.cols(),
+                want_h: first.rows(),
+            });
+        }
+    }
+    if !(width_mm > 0.0 && height_mm > 0.0 && width_mm.is_finite() && height_mm.is_finite()) {
+        return Err(CalibrateError::BadCorners(format!(
+            "the table size must be positive, got {width_mm}x{height_mm}"
+        )));
+    }
+    solve_lens(frames, size, width_mm, height_mm).map_err(|e| match e {
+        CalibrateError::TableNotFound(why) => CalibrateError::LensTableNotFound(why),
+        e => e,
+    })
+}
+
+/// [`solve_lens_from_table`] once its input is checked.
+fn solve_lens(
+    frames: &[Mat],
+    size: [u32; 2],
+    width_mm: f64,
+    height_mm: f64,
+) -> Result<LensSolution, CalibrateError> {
+    let rect = rectangle_corners_mm(width_mm, height_mm);
+    let mut best: Option<(LensFit, Option<f64>)> = None;
+    let mut first_error = None;
+    for k1 in K1_STARTS {
+        match first_lens_round(frames, size, &rect, k1) {
+            Ok((fit, closed)) => {
+                if best.as_ref().is_none_or(|b| fit.rms_px < b.0.rms_px) {
+                    best = Some((fit, closed));
+                }
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let (mut fit, focal_closed_form_px) = match (best, first_error) {
+        (Some(b), _) => b,
+        (None, Some(e)) => return Err(e),
+        (None, None) => return Err(CalibrateError::Diverged),
+    };
+    let mut rounds = 0;
+    while rounds < LENS_ROUNDS {
+        rounds += 1;
+        let camera = fit.camera.clone();
+        let views: Vec<TableView> = table_views(frames, &camera, &rect)?
+            .into_iter()
+            .map(|v| v.0)
+            .collect();
+        let next = fit_focal_and_k1(
+            size,
+            &rect,
+            &views,
+            camera.fx(),
+            camera.dist_coeffs[0],
+            EDGE_SAMPLE_CORRELATION,
+            PRINCIPAL_POINT_DOUBT_PER_WIDTH * f64::from(size[0]),
+        )?;
+        let settled = (next.camera.fx() / camera.fx() - 1.0).abs() < LENS_F_SETTLED
+            && (next.camera.dist_coeffs[0] - camera.dist_coeffs[0]).abs() < LENS_K1_SETTLED;
+        fit = next;
+        if settled {
+            break;
+        }
+    }
+    Ok(LensSolution {
+        fit,
+        focal_closed_form_px,
+        rounds,
+        principal_doubt_px: PRINCIPAL_POINT_DOUBT_PER_WIDTH * f64::from(size[0]),
     })
 }
 

@@ -19,6 +19,7 @@ mod analyse_cli;
 mod analyse_start;
 mod calibrate_board;
 mod calibration_cli;
+mod calibration_no_chessboard;
 mod calibration_reference;
 mod calibration_refusal;
 mod calibration_side_face;
