@@ -215,6 +215,32 @@ pub struct FrameSource {
     spec: String,
     kind: Kind,
     fps: Option<f64>,
+    /// A camera or a network stream (frames come as they are filmed), not a file.
+    live: bool,
+}
+
+/// URL schemes opened as network streams through OpenCV's FFmpeg backend.
+pub const STREAM_SCHEMES: &[&str] = &[
+    "rtsp", "rtsps", "rtmp", "udp", "tcp", "http", "https", "srt",
+];
+
+/// Whether `spec` names a live source: `webcam:N`, a V4L device (`/dev/videoN`) or a
+/// network stream (`rtsp://…`, `udp://…`, `http://…`; see [`STREAM_SCHEMES`]).
+pub fn is_live_spec(spec: &str) -> bool {
+    spec.starts_with("webcam:") || is_device(spec) || stream_scheme(spec).is_some()
+}
+
+fn is_device(spec: &str) -> bool {
+    spec.strip_prefix("/dev/video")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn stream_scheme(spec: &str) -> Option<&str> {
+    let (scheme, _) = spec.split_once("://")?;
+    STREAM_SCHEMES
+        .iter()
+        .copied()
+        .find(|s| s.eq_ignore_ascii_case(scheme))
 }
 
 fn is_image_path(p: &Path) -> bool {
@@ -236,6 +262,20 @@ impl FrameSource {
             .and_then(|n| n.parse::<i32>().ok())
         {
             return FrameSource::open_webcam(spec, device);
+        }
+        if is_device(spec) {
+            let capture = cv(
+                "camera",
+                videoio::VideoCapture::from_file(spec, videoio::CAP_V4L2),
+            )?;
+            return FrameSource::from_capture(spec, "camera", capture, false);
+        }
+        if stream_scheme(spec).is_some() {
+            let capture = cv(
+                "stream",
+                videoio::VideoCapture::from_file(spec, videoio::CAP_FFMPEG),
+            )?;
+            return FrameSource::from_capture(spec, "stream", capture, false);
         }
         let path = Path::new(spec);
         if path.is_dir() {
@@ -308,6 +348,7 @@ impl FrameSource {
                 damage: Damage::new(),
             },
             fps: (fps > 0.0).then_some(fps),
+            live: !counted,
         })
     }
 
@@ -329,12 +370,18 @@ impl FrameSource {
             spec: spec.to_string(),
             kind: Kind::Images { paths, next: 0 },
             fps: None,
+            live: false,
         })
     }
 
     /// What the source was opened from.
     pub fn spec(&self) -> &str {
         &self.spec
+    }
+
+    /// A camera or a network stream, not a file.
+    pub fn is_live(&self) -> bool {
+        self.live
     }
 
     pub fn is_video(&self) -> bool {
@@ -427,9 +474,20 @@ impl FrameSource {
         next_video(video, damage, buffer)
     }
 
+    /// Skips the frames before `index` (cheaply, for a video); false if the source
+    /// ends before it.
+    pub fn skip_to(&mut self, index: FrameIdx) -> Result<bool, CaptureError> {
+        while self.next_index() < index {
+            if !self.skip_frame()? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// The index of the frame the next read hands out (of a video, read ahead:
     /// the first frame read and not yet handed out).
-    fn next_index(&self) -> FrameIdx {
+    pub fn next_index(&self) -> FrameIdx {
         match &self.kind {
             Kind::Images { next, .. } => *next as FrameIdx,
             Kind::Video { next, damage, .. } => damage.position(*next),
