@@ -96,6 +96,34 @@ impl Journal {
         Ok((journal, read))
     }
 
+    /// [`resume`](Self::resume) a match's journal: also cuts off the events of a shot
+    /// whose `shot_over` was never written (a crash while its lines were written; a
+    /// resume on a file reads that shot again and tells it whole), so that the journal
+    /// ends with a line that closes a step of the match (`match_ready`, `move_ready`,
+    /// `shot_over`, `match_over`, `camera`). A note says what was cut.
+    pub fn resume_match(path: &Path) -> Result<(Journal, JournalRead), JournalError> {
+        let (journal, mut read) = Journal::resume(path)?;
+        let Some(last) = read.events.iter().rposition(|e| closes_a_step(&e.event)) else {
+            return Ok((journal, read));
+        };
+        let cut = read.events.len() - (last + 1);
+        if cut == 0 {
+            return Ok((journal, read));
+        }
+        // Every line before the last ends with its newline.
+        let keep = read.ends[last];
+        journal.file.set_len(keep).map_err(io(path))?;
+        journal.file.sync_all().map_err(io(path))?;
+        read.events.truncate(last + 1);
+        read.ends.truncate(last + 1);
+        read.complete_bytes = keep;
+        read.unterminated = false;
+        read.notes.push(format!(
+            "the last {cut} event(s) are a shot cut short before its shot_over; cut off, to be told again"
+        ));
+        Ok((journal, read))
+    }
+
     /// Appends `line` and waits until it is on the disk.
     pub fn append(&mut self, line: &EventLine) -> Result<(), JournalError> {
         let mut bytes = serde_json::to_vec(line).map_err(JournalError::Encode)?;
@@ -134,6 +162,19 @@ fn sync_folder(path: &Path) {
     }
 }
 
+/// Whether an event closes a step of the match: the events of a shot before its
+/// `shot_over` do not (they are told together, when the shot is judged).
+fn closes_a_step(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::MatchReady { .. }
+            | Event::MoveReady { .. }
+            | Event::ShotOver { .. }
+            | Event::MatchOver { .. }
+            | Event::Camera { .. }
+    )
+}
+
 /// A journal read back.
 #[derive(Debug, Clone, Default)]
 pub struct JournalRead {
@@ -143,6 +184,8 @@ pub struct JournalRead {
     pub notes: Vec<String>,
     /// Bytes up to the end of the last whole event (its newline included, when written).
     pub complete_bytes: u64,
+    /// Where each event's line ends in the file (its newline included, when written).
+    pub ends: Vec<u64>,
     /// The last whole event's newline is missing (the crash came between the two).
     pub unterminated: bool,
 }
@@ -179,6 +222,7 @@ pub fn parse(bytes: &[u8]) -> Result<JournalRead, JournalError> {
         match parse_line(text, line) {
             Ok(event) => {
                 out.events.push(event);
+                out.ends.push(next as u64);
                 out.complete_bytes = next as u64;
                 out.unterminated = !terminated;
             }
@@ -309,7 +353,8 @@ impl JournalRead {
                 Event::MoveReady { .. }
                 | Event::Flick { .. }
                 | Event::PutBackSeen { .. }
-                | Event::Camera { .. } => {}
+                | Event::Camera { .. }
+                | Event::ShotRecord { .. } => {}
             }
         }
         point
