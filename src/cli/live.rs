@@ -18,6 +18,7 @@ use crate::driver::{
     self, DriverError, Event, EventLine, Journal, JournalRead, Listener, LiveOptions, ResumePoint,
     Settings, Start, VideoSource,
 };
+use crate::model::FrameIdx;
 use crate::record::{Record, Shot, VideoInfo, RECORD_VERSION};
 
 #[derive(Debug, Args)]
@@ -34,9 +35,11 @@ error.\n\n\
 Every event is also appended to the journal (--journal, or a new file named after -o and the \
 time), written, flushed and fsynced before the next: after a crash or a power loss, \
 `live SOURCE --resume JOURNAL` goes on with the same scores, mover, duties and identities; on a \
-file it goes on from the frame after the last one journaled. The journal also keeps each \
-judged shot's record (shot_record lines, not printed), so the record after a resume holds \
-every shot.\n\n\
+file it goes on from the frame after the last one journaled: the frames before are analysed \
+again first, as fast as they decode and told to no one, so the match goes on in exactly the \
+state it had (--resume-from-rest: from the last rest poses instead, as a camera resumes). \
+The journal also keeps each judged shot's record (shot_record lines, not printed), so the \
+record after a camera's resume holds every shot.\n\n\
 live ends by itself when the match is over (every player made their moves and the last shot \
 came to rest), when the source ends, or on Ctrl-C / SIGTERM; each way the record (-o) is \
 written. A second Ctrl-C ends at once, without it (the journal has everything).",
@@ -58,8 +61,9 @@ pub struct LiveArgs {
     /// Match set-up (game.json) [default: calibration/game.json].
     #[arg(long)]
     pub game: Option<PathBuf>,
-    /// Start mid-match from a record.json or a state.json (as `analyse --start`).
-    #[arg(long, conflicts_with = "resume")]
+    /// Start mid-match from a record.json or a state.json (as `analyse --start`);
+    /// with --resume on a file, give the one the resumed run was given.
+    #[arg(long)]
     pub start: Option<PathBuf>,
     /// The record, written when live ends.
     #[arg(short, long, value_name = "FILE", default_value = "record.json")]
@@ -72,6 +76,12 @@ pub struct LiveArgs {
     /// source goes on from the frame after the last one journaled.
     #[arg(long, value_name = "JOURNAL")]
     pub resume: Option<PathBuf>,
+    /// With --resume on a file: start from the journal's last rest poses and match
+    /// state at the frame after the last one journaled, as a camera resumes, instead
+    /// of first analysing the frames already journaled again (unpaced, nothing told
+    /// twice), which gives exactly the state the crashed run had.
+    #[arg(long, requires = "resume")]
+    pub resume_from_rest: bool,
     /// Read a video file at its frame rate, dropping frames when behind, as a camera
     /// delivers them.
     #[arg(long)]
@@ -107,6 +117,8 @@ pub struct LiveArgs {
 /// Where a resumed match stood, from its journal.
 struct Resumed {
     point: ResumePoint,
+    /// The journal's events.
+    events: Vec<EventLine>,
     /// The records of the shots judged before, in order.
     shots: Vec<Shot>,
     /// The frame rate the journal's times were written at, when it says.
@@ -196,15 +208,18 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
 
     let stop = Arc::new(AtomicBool::new(false));
     stop_on_signals(&stop)?;
+    // A file resumed is analysed again from its start up to the last frame journaled,
+    // told to no one: the match goes on in the very state it had. A camera cannot be
+    // read again: it goes on from the last rest poses and the journal's match state.
+    let replay = resumed.is_some() && !is_live && !args.resume_from_rest;
+    let journaled_to = resumed.as_ref().and_then(|r| r.point.last_frame);
+    let after = journaled_to.map_or(0, |f| f + 1);
     let start: Option<Start> = match (&resumed, &args.start) {
-        (Some(r), _) => Some(r.point.start(&settings.game)),
-        (None, Some(p)) => Some(load_start(p, &settings)?),
-        (None, None) => None,
+        (Some(r), _) if !replay => Some(r.point.start(&settings.game)),
+        (_, Some(p)) => Some(load_start(p, &settings)?),
+        _ => None,
     };
-    let first = resumed
-        .as_ref()
-        .and_then(|r| r.point.last_frame)
-        .map_or(0, |f| f + 1);
+    let (first, catch_up) = if replay { (0, after) } else { (after, 0) };
     let source = VideoSource::open_live(
         &args.source,
         &settings,
@@ -213,6 +228,7 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
             reconnect_for: std::time::Duration::from_secs_f64(args.reconnect_for),
             stop: Arc::clone(&stop),
             first,
+            catch_up,
             save: args.save.clone(),
         },
     )?;
@@ -223,11 +239,25 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         stop,
         over: false,
         // A resumed run opens with the match's state again: shown, not journaled twice.
-        repeated: if resumed.is_some() { 2 } else { 0 },
+        repeated: if resumed.is_some() && !replay { 2 } else { 0 },
+        replay: replay.then(|| Replay {
+            until: journaled_to.unwrap_or(0),
+            told: Vec::new(),
+        }),
     };
     let outcome = driver::run(&settings, start.as_ref(), source, &mut out)?;
     let mut record = outcome.record;
-    if let Some(r) = resumed {
+    if let (Some(replayed), Some(r)) = (&out.replay, &resumed) {
+        let journaled: Vec<Told> = r.events.iter().filter_map(told).collect();
+        if replayed.told != journaled {
+            eprintln!(
+                "fishtrack: warning: the frames analysed again gave {} events where the journal has {} (frames dropped in the run resumed?); the match goes on as analysed now",
+                replayed.told.len(),
+                journaled.len()
+            );
+        }
+    }
+    if let Some(r) = resumed.filter(|_| !replay) {
         let mut shots = r.shots;
         shots.append(&mut record.shots);
         record.shots = shots;
@@ -332,7 +362,12 @@ fn resumed_from(path: &Path, read: &JournalRead, settings: &Settings) -> anyhow:
         .iter()
         .find(|e| e.frame > 0 && e.t_s > 0.0)
         .map(|e| e.frame as f64 / e.t_s);
-    Ok(Resumed { point, shots, fps })
+    Ok(Resumed {
+        point,
+        events: read.events.clone(),
+        shots,
+        fps,
+    })
 }
 
 /// The record of a match whose journal says it was over.
@@ -421,10 +456,35 @@ struct Out {
     over: bool,
     /// Opening lines of a resumed run not to journal again.
     repeated: usize,
+    /// A file resumed by analysing it again: what is told up to the journal's end.
+    replay: Option<Replay>,
+}
+
+/// The frames a resume analyses again, up to the last one journaled: their events
+/// were journaled and shown before, so they are only kept to compare.
+struct Replay {
+    until: FrameIdx,
+    told: Vec<Told>,
+}
+
+/// What identifies an event told: its kind, frame and when it was known.
+type Told = (&'static str, FrameIdx, FrameIdx);
+
+/// An event as compared between a replay and its journal (camera events and shot
+/// records aside: they depend on the run, not the match).
+fn told(line: &EventLine) -> Option<Told> {
+    match line.event {
+        Event::Camera { .. } | Event::ShotRecord { .. } => None,
+        _ => Some((line.event.kind(), line.frame, line.known_at)),
+    }
 }
 
 impl Listener for Out {
     fn event(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        if let Some(replay) = self.replay.as_mut().filter(|r| line.known_at <= r.until) {
+            replay.told.extend(told(line));
+            return Ok(());
+        }
         if self.repeated > 0 {
             self.repeated -= 1;
         } else {
@@ -444,6 +504,13 @@ impl Listener for Out {
     }
 
     fn shot_record(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        if self
+            .replay
+            .as_ref()
+            .is_some_and(|r| line.known_at <= r.until)
+        {
+            return Ok(());
+        }
         Ok(self.journal.append(line)?)
     }
 

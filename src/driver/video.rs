@@ -59,6 +59,8 @@ pub struct LiveOptions {
     pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Where to start (a resume: the frame after the last one journaled).
     pub first: FrameIdx,
+    /// Frames before this one are read unpaced (see [`Feed::catch_up`]).
+    pub catch_up: FrameIdx,
     /// Also write the frames read to this video.
     pub save: Option<std::path::PathBuf>,
 }
@@ -95,6 +97,7 @@ impl VideoSource {
             reconnect_for: options.reconnect_for,
             stop: options.stop,
             first: options.first,
+            catch_up: options.catch_up,
             save: options.save,
             notes: Box::new(move |note| notes.push(camera_note(note))),
         };

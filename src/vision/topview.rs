@@ -88,6 +88,10 @@ pub struct Feed {
     /// The frame to start at: a file skips to it (a resume); a camera's frames are
     /// numbered on from it.
     pub first: FrameIdx,
+    /// Frames before this one are read as fast as they decode, unpaced (a resume
+    /// that analyses the frames already journaled again, to the same state); the
+    /// source is connected, and paced, from it.
+    pub catch_up: FrameIdx,
     /// Where every frame read is also written (`--save`), at the source's frame rate.
     pub save: Option<std::path::PathBuf>,
     pub notes: Box<dyn FnMut(FeedNote) + Send>,
@@ -152,7 +156,7 @@ impl FrameReader {
             None => None,
         };
         (feed.notes)(FeedNote::Connected {
-            at: feed.first,
+            at: feed.first.max(feed.catch_up),
             detail: spec.to_string(),
         });
         let first = feed.first;
@@ -244,8 +248,8 @@ impl FrameReader {
             if r.feed.stop.load(Ordering::Relaxed) {
                 return Ok(None);
             }
-            if let Some(speed) = r.feed.pace {
-                let index = self.source.next_index() + r.offset;
+            let index = self.source.next_index() + r.offset;
+            if let Some(speed) = r.feed.pace.filter(|_| index >= r.feed.catch_up) {
                 let per_frame = 1.0 / (r.fps * speed);
                 let (t0, f0) = *r.clock.get_or_insert((std::time::Instant::now(), index));
                 let due = index.saturating_sub(f0) as f64 * per_frame;
