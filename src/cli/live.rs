@@ -162,39 +162,17 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         streaks: args.streaks,
     })?;
 
-    let (journal, resumed) = match &args.resume {
+    let resumed = match &args.resume {
         Some(path) => {
             let (journal, read) = Journal::resume_match(path)
                 .with_context(|| format!("resuming the journal {}", path.display()))?;
-            let resumed = resumed_from(path, &read, &settings)?;
-            (journal, Some(resumed))
+            Some((journal, resumed_from(path, &read, &settings)?))
         }
-        None => {
-            let path = args
-                .journal
-                .clone()
-                .unwrap_or_else(|| default_journal(&args.output));
-            let journal = Journal::create(&path).context("starting the journal")?;
-            (journal, None)
-        }
+        None => None,
     };
     let pending = Pending::create(&args.output)?;
-    if !args.quiet {
-        let verb = if resumed.is_some() {
-            "going on with"
-        } else {
-            "writing"
-        };
-        eprintln!(
-            "fishtrack: {verb} the journal {} (after a crash: fishtrack live {} --resume {})",
-            journal.path().display(),
-            args.source,
-            journal.path().display()
-        );
-    }
-
     // The match was over when the journal ends: only the record is left to write.
-    if let Some(r) = resumed.as_ref().filter(|r| r.point.over) {
+    if let Some((_, r)) = resumed.as_ref().filter(|(_, r)| r.point.over) {
         let record = record_of_journal(&args.source, &settings, r);
         pending.write(&record)?;
         if !args.quiet {
@@ -211,6 +189,10 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
     // A file resumed is analysed again from its start up to the last frame journaled,
     // told to no one: the match goes on in the very state it had. A camera cannot be
     // read again: it goes on from the last rest poses and the journal's match state.
+    let (journal, resumed) = match resumed {
+        Some((journal, r)) => (Some(journal), Some(r)),
+        None => (None, None),
+    };
     let replay = resumed.is_some() && !is_live && !args.resume_from_rest;
     let journaled_to = resumed.as_ref().and_then(|r| r.point.last_frame);
     let after = journaled_to.map_or(0, |f| f + 1);
@@ -232,6 +214,30 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
             save: args.save.clone(),
         },
     )?;
+    // A new journal is started only once the source is open.
+    let journal = match journal {
+        Some(j) => j,
+        None => {
+            let path = args
+                .journal
+                .clone()
+                .unwrap_or_else(|| default_journal(&args.output));
+            Journal::create(&path).context("starting the journal")?
+        }
+    };
+    if !args.quiet {
+        let verb = if resumed.is_some() {
+            "going on with"
+        } else {
+            "writing"
+        };
+        eprintln!(
+            "fishtrack: {verb} the journal {} (after a crash: fishtrack live {} --resume {})",
+            journal.path().display(),
+            args.source,
+            journal.path().display()
+        );
+    }
     let mut out = Out {
         journal,
         stdout: std::io::stdout(),

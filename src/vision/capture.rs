@@ -37,6 +37,8 @@ pub enum CaptureError {
     NoImages(String),
     #[error("{0}: cannot open as a video (not a video file, or one damaged beyond reading)")]
     VideoOpen(String),
+    #[error("{0}: cannot open the camera or stream (is it connected and on, the address right?)")]
+    LiveOpen(String),
     #[error("{path}: cannot read: {source}")]
     Unreadable {
         path: String,
@@ -219,6 +221,9 @@ pub struct FrameSource {
     live: bool,
 }
 
+/// How long a network stream may take to open, or to give its next frame, ms.
+const STREAM_TIMEOUT_MS: i32 = 10_000;
+
 /// URL schemes opened as network streams through OpenCV's FFmpeg backend.
 pub const STREAM_SCHEMES: &[&str] = &[
     "rtsp", "rtsps", "rtmp", "udp", "tcp", "http", "https", "srt",
@@ -257,6 +262,11 @@ impl FrameSource {
     /// Opens `spec`: a folder (its images, sorted by name), a glob pattern (wildcards in
     /// the file name), an image file, a video file, or `webcam:N` (a live camera).
     pub fn open(spec: &str) -> Result<FrameSource, CaptureError> {
+        if is_live_spec(spec) {
+            // OpenCV's own warnings (a camera index that does not open) are not one
+            // clear line; the error below is.
+            let _ = core::set_log_level(core::LogLevel::LOG_LEVEL_FATAL);
+        }
         if let Some(device) = spec
             .strip_prefix("webcam:")
             .and_then(|n| n.parse::<i32>().ok())
@@ -271,9 +281,16 @@ impl FrameSource {
             return FrameSource::from_capture(spec, "camera", capture, false);
         }
         if stream_scheme(spec).is_some() {
+            // A stream that does not answer must not hang the opening or a read.
+            let params = Vector::from_slice(&[
+                videoio::CAP_PROP_OPEN_TIMEOUT_MSEC,
+                STREAM_TIMEOUT_MS,
+                videoio::CAP_PROP_READ_TIMEOUT_MSEC,
+                STREAM_TIMEOUT_MS,
+            ]);
             let capture = cv(
                 "stream",
-                videoio::VideoCapture::from_file(spec, videoio::CAP_FFMPEG),
+                videoio::VideoCapture::from_file_with_params(spec, videoio::CAP_FFMPEG, &params),
             )?;
             return FrameSource::from_capture(spec, "stream", capture, false);
         }
@@ -331,7 +348,11 @@ impl FrameSource {
         counted: bool,
     ) -> Result<FrameSource, CaptureError> {
         if !cv(what, capture.is_opened())? {
-            return Err(CaptureError::VideoOpen(spec.to_string()));
+            return Err(if counted {
+                CaptureError::VideoOpen(spec.to_string())
+            } else {
+                CaptureError::LiveOpen(spec.to_string())
+            });
         }
         let count = if counted {
             capture.get(videoio::CAP_PROP_FRAME_COUNT).unwrap_or(0.0)
@@ -673,6 +694,28 @@ mod tests {
         );
         let first = src.frame_at(0).unwrap().unwrap();
         assert_eq!(first.name, "a.png");
+    }
+
+    #[test]
+    fn live_sources_are_told_from_files() {
+        for live in [
+            "webcam:0",
+            "/dev/video2",
+            "rtsp://10.0.0.7/stream",
+            "UDP://@:5000",
+            "http://cam.local/video.mjpg",
+        ] {
+            assert!(is_live_spec(live), "{live}");
+        }
+        for file in [
+            "match.avi",
+            "/dev/videos/a.mp4",
+            "/dev/video",
+            "file://x.mp4",
+            "rtsp:/x",
+        ] {
+            assert!(!is_live_spec(file), "{file}");
+        }
     }
 
     #[test]
