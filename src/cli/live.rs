@@ -90,6 +90,11 @@ pub struct LiveArgs {
     /// implies --realtime.
     #[arg(long, value_name = "FACTOR")]
     pub realtime_speed: Option<f64>,
+    /// With --realtime: never drop a frame; when the analysis falls behind, the
+    /// reading waits for it (a file replayed in time, every frame analysed: tests,
+    /// demos; not as a camera delivers it).
+    #[arg(long)]
+    pub no_drop: bool,
     /// Also write the frames read to this video (Motion JPEG in .mkv/.avi, MPEG-4 in
     /// .mp4), at the source's frame rate. Never overwrites a file.
     #[arg(long, value_name = "FILE.mkv")]
@@ -166,13 +171,24 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         Some(path) => {
             let (journal, read) = Journal::resume_match(path)
                 .with_context(|| format!("resuming the journal {}", path.display()))?;
-            Some((journal, resumed_from(path, &read, &settings)?))
+            let resumed = resumed_from(path, &read, &settings)?;
+            if resumed.is_none() && !args.quiet {
+                eprintln!(
+                    "fishtrack: {}: nothing journaled yet; the match starts afresh",
+                    path.display()
+                );
+            }
+            Some((journal, resumed))
         }
         None => None,
     };
     let pending = Pending::create(&args.output)?;
     // The match was over when the journal ends: only the record is left to write.
-    if let Some((_, r)) = resumed.as_ref().filter(|(_, r)| r.point.over) {
+    if let Some(r) = resumed
+        .as_ref()
+        .and_then(|(_, r)| r.as_ref())
+        .filter(|r| r.point.over)
+    {
         let record = record_of_journal(&args.source, &settings, r);
         pending.write(&record)?;
         if !args.quiet {
@@ -190,7 +206,7 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
     // told to no one: the match goes on in the very state it had. A camera cannot be
     // read again: it goes on from the last rest poses and the journal's match state.
     let (journal, resumed) = match resumed {
-        Some((journal, r)) => (Some(journal), Some(r)),
+        Some((journal, r)) => (Some(journal), r),
         None => (None, None),
     };
     let replay = resumed.is_some() && !is_live && !args.resume_from_rest;
@@ -207,6 +223,7 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         &settings,
         LiveOptions {
             pace,
+            drop_behind: !args.no_drop,
             reconnect_for: std::time::Duration::from_secs_f64(args.reconnect_for),
             stop: Arc::clone(&stop),
             first,
@@ -246,20 +263,19 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         over: false,
         // A resumed run opens with the match's state again: shown, not journaled twice.
         repeated: if resumed.is_some() && !replay { 2 } else { 0 },
-        replay: replay.then(|| Replay {
+        replay: resumed.as_ref().filter(|_| replay).map(|r| Replay {
             until: journaled_to.unwrap_or(0),
+            journaled: r.events.iter().filter_map(told).collect(),
             told: Vec::new(),
         }),
     };
     let outcome = driver::run(&settings, start.as_ref(), source, &mut out)?;
     let mut record = outcome.record;
-    if let (Some(replayed), Some(r)) = (&out.replay, &resumed) {
-        let journaled: Vec<Told> = r.events.iter().filter_map(told).collect();
-        if replayed.told != journaled {
+    if let Some(replayed) = &out.replay {
+        if !replayed.told.starts_with(&replayed.journaled) {
             eprintln!(
-                "fishtrack: warning: the frames analysed again gave {} events where the journal has {} (frames dropped in the run resumed?); the match goes on as analysed now",
-                replayed.told.len(),
-                journaled.len()
+                "fishtrack: warning: the frames analysed again did not give the journal's {} events (frames dropped in the run resumed?); the match went on as analysed now",
+                replayed.journaled.len()
             );
         }
     }
@@ -314,10 +330,17 @@ fn stop_on_signals(stop: &Arc<AtomicBool>) -> anyhow::Result<()> {
 }
 
 /// What a resume starts from: the journal's match state and shot records, checked
-/// against the game.
-fn resumed_from(path: &Path, read: &JournalRead, settings: &Settings) -> anyhow::Result<Resumed> {
+/// against the game; none when the journal is empty (a crash before its first line).
+fn resumed_from(
+    path: &Path,
+    read: &JournalRead,
+    settings: &Settings,
+) -> anyhow::Result<Option<Resumed>> {
     for note in &read.notes {
         eprintln!("fishtrack: {}: {note}", path.display());
+    }
+    if read.events.is_empty() {
+        return Ok(None);
     }
     let Some(point) = read.resume_point() else {
         bail!(
@@ -368,12 +391,12 @@ fn resumed_from(path: &Path, read: &JournalRead, settings: &Settings) -> anyhow:
         .iter()
         .find(|e| e.frame > 0 && e.t_s > 0.0)
         .map(|e| e.frame as f64 / e.t_s);
-    Ok(Resumed {
+    Ok(Some(Resumed {
         point,
         events: read.events.clone(),
         shots,
         fps,
-    })
+    }))
 }
 
 /// The record of a match whose journal says it was over.
@@ -470,6 +493,9 @@ struct Out {
 /// were journaled and shown before, so they are only kept to compare.
 struct Replay {
     until: FrameIdx,
+    /// The journal's events.
+    journaled: Vec<Told>,
+    /// The events of the frames analysed again.
     told: Vec<Told>,
 }
 
@@ -489,7 +515,11 @@ impl Listener for Out {
     fn event(&mut self, line: &EventLine) -> Result<(), DriverError> {
         if let Some(replay) = self.replay.as_mut().filter(|r| line.known_at <= r.until) {
             replay.told.extend(told(line));
-            return Ok(());
+            // Told before and journaled; but one the crash came before (a move_ready
+            // after the journal's last shot_over, known at the same frame) is told now.
+            if replay.told.len() <= replay.journaled.len() || told(line).is_none() {
+                return Ok(());
+            }
         }
         if self.repeated > 0 {
             self.repeated -= 1;

@@ -455,7 +455,12 @@ impl Teller {
             dropped: note.skipped.map(|(_, n)| n),
             detail: note.detail,
         };
-        let at = note.at.min(known_at);
+        // A run of dropped frames is about its first; the others about `at`.
+        let about = match (note.state, note.skipped) {
+            (CameraState::FramesDropped, Some((first, _))) => first,
+            _ => note.at,
+        };
+        let at = about.min(known_at);
         self.emit(listener, at, known_at, event)
     }
 

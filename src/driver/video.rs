@@ -53,6 +53,8 @@ pub struct VideoSource {
 pub struct LiveOptions {
     /// A file read at its frame rate times this factor; none: as fast as it decodes.
     pub pace: Option<f64>,
+    /// Whether a paced file drops frames when the analysis is behind (see [`Feed`]).
+    pub drop_behind: bool,
     /// How long a lost camera or stream is tried again.
     pub reconnect_for: std::time::Duration,
     /// Set on Ctrl-C: the source ends at the next frame.
@@ -94,11 +96,13 @@ impl VideoSource {
         let notes = log.clone();
         let feed = Feed {
             pace: options.pace,
+            drop_behind: options.drop_behind,
             reconnect_for: options.reconnect_for,
             stop: options.stop,
             first: options.first,
             catch_up: options.catch_up,
             save: options.save,
+            fps: settings.fps,
             notes: Box::new(move |note| notes.push(camera_note(note))),
         };
         let reader = FrameReader::open_feed(spec, settings.calibration.camera.image_size, feed)?;

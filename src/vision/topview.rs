@@ -81,6 +81,9 @@ pub struct Feed {
     /// A file read at its frame rate times this factor (1: as filmed), by the wall
     /// clock; frames due more than [`PACE_SLACK_FRAMES`] frames ago are dropped.
     pub pace: Option<f64>,
+    /// Whether a paced file drops frames when behind (a camera's way); false: the
+    /// reading waits for the analysis instead (a file replayed in time, every frame).
+    pub drop_behind: bool,
     /// A camera or stream that stops is opened again, with growing waits, for this long.
     pub reconnect_for: std::time::Duration,
     /// Set from outside (Ctrl-C): the reading ends at the next frame or wait.
@@ -94,6 +97,8 @@ pub struct Feed {
     pub catch_up: FrameIdx,
     /// Where every frame read is also written (`--save`), at the source's frame rate.
     pub save: Option<std::path::PathBuf>,
+    /// The frame rate to pace and save at when the source's own is wrong (`--fps`).
+    pub fps: Option<f64>,
     pub notes: Box<dyn FnMut(FeedNote) + Send>,
 }
 
@@ -138,8 +143,9 @@ impl FrameReader {
         mut feed: Feed,
     ) -> Result<FrameReader, TopViewError> {
         let mut source = FrameSource::open(spec)?;
-        let fps = source
-            .fps()
+        let fps = feed
+            .fps
+            .or(source.fps())
             .filter(|f| (crate::limits::MIN_FPS..=crate::limits::MAX_FPS).contains(f))
             .unwrap_or(30.0);
         let mut offset = 0;
@@ -258,16 +264,22 @@ impl FrameReader {
                     sleep_unless_stopped(due - now, &r.feed.stop);
                     continue;
                 }
-                if now - due > PACE_SLACK_FRAMES * per_frame {
-                    // Behind the clock: this frame is gone, as a camera's would be.
-                    if !self.source.skip_frame()? {
-                        return Ok(None);
+                if r.feed.drop_behind && now - due > PACE_SLACK_FRAMES * per_frame {
+                    // Behind the clock: a camera hands out its newest frame, those
+                    // before it are gone. Then that frame is read, whatever skipping
+                    // to it cost (a file must be decoded to skip; a camera's are free).
+                    let newest = f0 + (now / per_frame).floor() as FrameIdx;
+                    let mut at = index;
+                    while at < newest {
+                        if !self.source.skip_frame()? {
+                            return Ok(None);
+                        }
+                        match &mut r.dropping {
+                            Some((_, n)) => *n += 1,
+                            None => r.dropping = Some((at, 1)),
+                        }
+                        at = self.source.next_index() + r.offset;
                     }
-                    match &mut r.dropping {
-                        Some((_, n)) => *n += 1,
-                        None => r.dropping = Some((index, 1)),
-                    }
-                    continue;
                 }
             }
             let live = self.source.is_live();
