@@ -518,6 +518,43 @@ mod tests {
         assert_eq!(read_back(&path).events, events[..3]);
     }
 
+    #[test]
+    fn resuming_a_match_cuts_a_shot_told_in_part() {
+        // flick, item_lost, shot_over, camera, flick, item_lost: the last shot's
+        // events came without their shot_over.
+        let written: Vec<EventLine> = (0..6).map(event).collect();
+        let events = as_read(&written);
+        let (bytes, ends) = journal_bytes(&written);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("j.jsonl");
+        // Torn in the middle of the sixth line too.
+        std::fs::write(&path, &bytes[..ends[4] + 10]).expect("write");
+        let (mut j, read) = Journal::resume_match(&path).expect("resume");
+        assert_eq!(read.events, events[..4]);
+        assert_eq!(read.notes.len(), 2, "{:?}", read.notes);
+        assert_eq!(read.complete_bytes, ends[3] as u64 + 1);
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            bytes[..ends[3] + 1].to_vec()
+        );
+        // Told again, the journal is whole.
+        for e in &written[4..] {
+            j.append(e).expect("append");
+        }
+        assert_eq!(std::fs::read(&path).expect("read"), bytes);
+        // It ends with that shot in part again: cut again.
+        let (_, again) = Journal::resume_match(&path).expect("resume");
+        assert_eq!(again.events.len(), 4);
+        // A journal ending with a whole step is left as it is.
+        let steps: Vec<EventLine> = (0..4).map(event).collect();
+        let (bytes, _) = journal_bytes(&steps);
+        std::fs::write(&path, &bytes).expect("write");
+        let (_, read) = Journal::resume_match(&path).expect("resume");
+        assert_eq!(read.events.len(), 4);
+        assert!(read.notes.is_empty(), "{:?}", read.notes);
+        assert_eq!(std::fs::read(&path).expect("read"), bytes);
+    }
+
     fn read_back(path: &Path) -> JournalRead {
         read(path).expect("read")
     }
