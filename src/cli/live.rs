@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::analyse::{check_scale_and_fps, load_settings, load_start, Pending, SettingsArgs};
+use crate::driver::board::Board;
 use crate::driver::{
     self, DriverError, Event, EventLine, Journal, JournalRead, Listener, LiveOptions, ResumePoint,
     Settings, Start, VideoSource,
@@ -114,6 +115,14 @@ pub struct LiveArgs {
     /// Also look for coins as motion-blur streaks.
     #[arg(long)]
     pub streaks: bool,
+    /// The scoreboard page's port (http://127.0.0.1:PORT/: scores, mover, move timer,
+    /// duties, in large type; the events as server-sent events at /events); 0: none.
+    #[arg(long, value_name = "PORT", default_value_t = 8350)]
+    pub port: u16,
+    /// The address the scoreboard listens on (0.0.0.0: every network the machine is
+    /// on; the default, this machine only).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub listen: std::net::IpAddr,
     /// Print nothing on stderr but errors.
     #[arg(long)]
     pub quiet: bool,
@@ -255,7 +264,9 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
             journal.path().display()
         );
     }
+    let board = serve_board(&args);
     let mut out = Out {
+        board,
         journal,
         stdout: std::io::stdout(),
         printing: true,
@@ -304,6 +315,29 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         }
     }
     Ok(super::Done::Clean)
+}
+
+/// Starts the scoreboard (`--port`, `--listen`); one that cannot listen is a warning:
+/// the match is scored all the same.
+fn serve_board(args: &LiveArgs) -> Option<Board> {
+    if args.port == 0 {
+        return None;
+    }
+    let addr = std::net::SocketAddr::new(args.listen, args.port);
+    match Board::serve(addr) {
+        Ok(board) => {
+            if !args.quiet {
+                eprintln!("fishtrack: the scoreboard is at http://{}/", board.addr());
+            }
+            Some(board)
+        }
+        Err(e) => {
+            eprintln!(
+                "fishtrack: warning: no scoreboard: cannot listen on {addr} ({e}); --port another, or 0 for none"
+            );
+            None
+        }
+    }
 }
 
 /// The pace factor of `--realtime` / `--realtime-speed`.
@@ -477,6 +511,8 @@ fn utc_stamp(secs: u64) -> String {
 /// The listener: every event to stdout and the journal; stops at the match's end or
 /// on a signal.
 struct Out {
+    /// The scoreboard page, when served.
+    board: Option<Board>,
     journal: Journal,
     stdout: std::io::Stdout,
     /// False once stdout is gone (a closed pipe): the match goes on, journaled.
@@ -513,6 +549,10 @@ fn told(line: &EventLine) -> Option<Told> {
 
 impl Listener for Out {
     fn event(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        // A scoreboard is new with each run: it is told the replayed events too.
+        if let Some(board) = &self.board {
+            board.publish(line);
+        }
         if let Some(replay) = self.replay.as_mut().filter(|r| line.known_at <= r.until) {
             replay.told.extend(told(line));
             // Told before and journaled; but one the crash came before (a move_ready

@@ -18,6 +18,7 @@
 //! Uses: model, config, geometry, calibration, record, rules, track, pipeline, limits;
 //! vision (capture and top views) for [`VideoSource`] only.
 
+pub mod board;
 pub mod events;
 pub mod journal;
 mod recorded;

@@ -2,7 +2,8 @@
 //! end and writes its record; killed with SIGKILL at random moments of a paced match
 //! and resumed each time, it ends with an uninterrupted run's shots and scores;
 //! SIGTERM stops it with the record written; a stream that ends is lost and
-//! reconnected; `--save` keeps the frames read; bad sources are one clear line.
+//! reconnected; `--save` keeps the frames read; the scoreboard serves the events;
+//! bad sources are one clear line.
 //! The kill test runs 4 kills (`LIVE_KILLS=N` for more); `live::sigkill_20` (ignored)
 //! runs the 20.
 
@@ -442,4 +443,58 @@ fn bad_sources_are_one_clear_line() {
     );
     // Nothing left behind.
     assert!(!Path::new(&out).exists());
+}
+
+#[test]
+fn the_scoreboard_serves_the_page_and_the_events() {
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        probe.local_addr().expect("addr").port()
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = fishtrack()
+        .args(["live", &demo(), "--realtime", "--port", &port.to_string()])
+        .args(["-o", &s(&dir.path().join("rec.json")), "--quiet"])
+        .arg("--journal")
+        .arg(dir.path().join("j.jsonl"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let connect = || {
+        let limit = Instant::now() + Duration::from_secs(30);
+        loop {
+            match std::net::TcpStream::connect(("127.0.0.1", port)) {
+                Ok(c) => return c,
+                Err(e) if Instant::now() > limit => panic!("no scoreboard: {e}"),
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    };
+    let mut page = connect();
+    page.write_all(b"GET / HTTP/1.1\r\n\r\n").expect("send");
+    let mut text = String::new();
+    page.read_to_string(&mut text).expect("read");
+    assert!(
+        text.contains("fishtrack live") && text.contains("/events"),
+        "{text}"
+    );
+    let mut events = connect();
+    events
+        .write_all(b"GET /events HTTP/1.1\r\n\r\n")
+        .expect("send");
+    let mut got = String::new();
+    for line in BufReader::new(events).lines() {
+        let line = line.expect("read");
+        got.push_str(&line);
+        got.push('\n');
+        if line.contains("\"shot_over\"") {
+            break;
+        }
+    }
+    assert!(got.contains("text/event-stream"), "{got}");
+    assert!(got.contains("data: {\"version\":1"), "{got}");
+    assert!(got.contains("\"match_ready\""), "{got}");
+    sigterm(&child);
+    assert_eq!(child.wait().expect("wait").code(), Some(0));
 }
