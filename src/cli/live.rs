@@ -22,9 +22,10 @@ use crate::driver::{
 use crate::model::FrameIdx;
 use crate::record::{Record, Shot, VideoInfo, RECORD_VERSION};
 
-#[derive(Debug, Args)]
-#[command(
-    long_about = "Score a match while it is played: every event (a shot judged, an item lost, \
+/// `live --help`'s text (the subcommand's, in cli/mod.rs: a variant's doc line
+/// would hide an `Args` struct's own).
+pub const LONG_ABOUT: &str =
+    "Score a match while it is played: every event (a shot judged, an item lost, \
 a violation, the scores, whose move it is and what must be put back, the camera's state) as one \
 JSON object a line on stdout, the moment it is known (schema: docs/live.md).\n\n\
 SOURCE is a camera (webcam:N, /dev/videoN), a network stream (rtsp://, udp://, http://, … \
@@ -43,16 +44,19 @@ The journal also keeps each judged shot's record (shot_record lines, not printed
 record after a camera's resume holds every shot.\n\n\
 live ends by itself when the match is over (every player made their moves and the last shot \
 came to rest), when the source ends, or on Ctrl-C / SIGTERM; each way the record (-o) is \
-written. A second Ctrl-C ends at once, without it (the journal has everything).",
-    after_help = "Examples:\n  \
+written. A second Ctrl-C ends at once, without it (the journal has everything).\n\n\
+While it runs, a scoreboard page (scores, whose move, the move timer, the duties) is served at \
+http://127.0.0.1:8350/ (--port, --listen), the events at /events.";
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
 fishtrack live webcam:0 --table table.json --game game.json -o match.json --save match.mkv\n  \
 fishtrack live rtsp://10.0.0.7/stream --journal match.jsonl\n  \
 fishtrack live samples/demo/match.avi --realtime\n  \
 fishtrack live samples/demo/match.avi --realtime --resume match.jsonl\n\n\
 Exit codes:\n  \
 0  done: the record written\n  \
-1  bad input or output (one line on stderr says what)"
-)]
+1  bad input or output (one line on stderr says what)")]
 pub struct LiveArgs {
     /// webcam:N, /dev/videoN, an rtsp:// udp:// http:// stream, or a video file.
     pub source: String,

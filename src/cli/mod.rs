@@ -38,6 +38,7 @@ pub enum Command {
     /// Detect, track and score a recorded match; writes record.json.
     Analyse(analyse::AnalyseArgs),
     /// Score a match while it is played (camera, stream or file): events as JSON lines, a journal, a record.
+    #[command(long_about = live::LONG_ABOUT)]
     Live(live::LiveArgs),
     /// Re-run the rules on a record.json and print the score table, shot by shot.
     Score(score::ScoreArgs),
