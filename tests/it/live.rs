@@ -498,3 +498,62 @@ fn the_scoreboard_serves_the_page_and_the_events() {
     sigterm(&child);
     assert_eq!(child.wait().expect("wait").code(), Some(0));
 }
+
+#[test]
+fn resumed_from_rest_the_record_holds_the_journaled_shots_and_the_new_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (full, journal) = (dir.path().join("full.json"), dir.path().join("j.jsonl"));
+    let (code, _, stderr) = run(&[
+        "live",
+        &demo(),
+        "-o",
+        &s(&full),
+        "--journal",
+        &s(&journal),
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    // The journal as a crash after the first shot would leave it (its move_ready the last line).
+    let text = std::fs::read_to_string(&journal).expect("journal");
+    let kept: Vec<&str> = text.lines().collect();
+    let after_first = kept
+        .iter()
+        .position(|l| l.contains("\"shot_over\""))
+        .expect("a shot")
+        + 1;
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(&cut, kept[..=after_first].join("\n") + "\n").expect("write");
+    let out = dir.path().join("rec.json");
+    let (code, stdout, stderr) = run(&[
+        "live",
+        &demo(),
+        "--resume",
+        &s(&cut),
+        "--resume-from-rest",
+        "-o",
+        &s(&out),
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let told = lines(&stdout);
+    // It goes on from the frame after the last journaled, with the journal's state.
+    let last: Value = serde_json::from_str(kept[after_first]).expect("json");
+    let ready = &told[0];
+    assert_eq!(ready["event"], "match_ready");
+    assert_eq!(
+        ready["frame"].as_u64(),
+        last["known_at"].as_u64().map(|f| f + 1)
+    );
+    let (whole, resumed) = (json(&full), json(&out));
+    let shots = resumed["shots"].as_array().expect("shots");
+    let indices: Vec<u64> = shots.iter().filter_map(|s| s["index"].as_u64()).collect();
+    assert_eq!(indices, (0..indices.len() as u64).collect::<Vec<_>>());
+    assert!(indices.len() >= 2, "{indices:?}");
+    // The first shot is the journal's record of it, whole.
+    assert_eq!(shots[0], whole["shots"][0]);
+    // Not told again, and the journal's shot count goes on.
+    assert!(
+        told.iter().all(|e| e["shot"].as_u64() != Some(0)),
+        "{stdout}"
+    );
+}
