@@ -102,14 +102,12 @@ struct Setup {
     quiet: bool,
 }
 
-pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
-    if !(args.mm_per_px.is_finite() && args.mm_per_px >= 0.1 && args.mm_per_px <= 10.0) {
-        bail!(
-            "--mm-per-px must be between 0.1 and 10, got {}",
-            args.mm_per_px
-        );
+/// Checks `--mm-per-px` and `--fps` (`analyse` and `live`).
+pub(super) fn check_scale_and_fps(mm_per_px: f64, fps: Option<f64>) -> anyhow::Result<()> {
+    if !(mm_per_px.is_finite() && (0.1..=10.0).contains(&mm_per_px)) {
+        bail!("--mm-per-px must be between 0.1 and 10, got {}", mm_per_px);
     }
-    if let Some(fps) = args.fps {
+    if let Some(fps) = fps {
         crate::limits::check_range(
             "--fps",
             fps,
@@ -119,33 +117,61 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
         )
         .map_err(anyhow::Error::msg)?;
     }
-    let videos = resolve_videos(&args.videos)?;
+    Ok(())
+}
+
+/// The options `analyse` and `live` share, as given.
+pub(super) struct SettingsArgs<'a> {
+    pub table: Option<&'a Path>,
+    pub game: Option<&'a Path>,
+    pub mm_per_px: f64,
+    pub fps: Option<f64>,
+    pub every_frame: bool,
+    pub streaks: bool,
+}
+
+/// Loads `--table` and `--game` (the bundled ones by default) into the driver's settings.
+pub(super) fn load_settings(args: SettingsArgs) -> anyhow::Result<Settings> {
     let table_path = args
         .table
-        .clone()
+        .map(Path::to_path_buf)
         .unwrap_or_else(|| super::bundled_dir("calibration").join("table.json"));
     let game_path = args
         .game
-        .clone()
+        .map(Path::to_path_buf)
         .unwrap_or_else(|| super::bundled_dir("calibration").join("game.json"));
     let calibration = TableCalibration::load(&table_path)
         .with_context(|| format!("loading the table calibration {}", table_path.display()))?;
     let game = Game::load(&game_path)
         .with_context(|| format!("loading the game set-up {}", game_path.display()))?;
+    Ok(Settings {
+        game,
+        calibration,
+        mm_per_px: args.mm_per_px,
+        fps: args.fps,
+        every_frame: args.every_frame,
+        streaks: args.streaks,
+    })
+}
+
+pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
+    check_scale_and_fps(args.mm_per_px, args.fps)?;
+    let videos = resolve_videos(&args.videos)?;
+    let settings = load_settings(SettingsArgs {
+        table: args.table.as_deref(),
+        game: args.game.as_deref(),
+        mm_per_px: args.mm_per_px,
+        fps: args.fps,
+        every_frame: args.every_frame,
+        streaks: args.streaks,
+    })?;
     let detections = args
         .detections
         .as_deref()
         .map(Pending::create)
         .transpose()?;
     let setup = Setup {
-        settings: Settings {
-            game,
-            calibration,
-            mm_per_px: args.mm_per_px,
-            fps: args.fps,
-            every_frame: args.every_frame,
-            streaks: args.streaks,
-        },
+        settings,
         detections: detections.as_ref().map(|d| d.path().to_path_buf()),
         quiet: args.quiet,
     };
@@ -153,7 +179,7 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
         bail!("--detections takes one video");
     }
     let start = match &args.start {
-        Some(p) => Some(load_start(p, &setup)?),
+        Some(p) => Some(load_start(p, &setup.settings)?),
         None => None,
     };
     let single = videos.len() == 1 || args.chain;
@@ -342,14 +368,14 @@ fn done_by(record: &Record) -> super::Done {
 /// renamed into place only when done: a failed run leaves no half-written file
 /// (the temporary is removed when dropped). Made before the work starts, so that
 /// an output folder that cannot be made or written in fails at once.
-struct Pending {
+pub(super) struct Pending {
     dest: PathBuf,
     tmp: PathBuf,
     kept: bool,
 }
 
 impl Pending {
-    fn create(dest: &Path) -> anyhow::Result<Pending> {
+    pub(super) fn create(dest: &Path) -> anyhow::Result<Pending> {
         if dest.is_dir() {
             bail!("{}: is a folder, not a file name", dest.display());
         }
@@ -383,7 +409,7 @@ impl Pending {
     }
 
     /// Saves `record` and puts it in place.
-    fn write(self, record: &Record) -> anyhow::Result<()> {
+    pub(super) fn write(self, record: &Record) -> anyhow::Result<()> {
         record
             .save(&self.tmp)
             .with_context(|| format!("writing {}", self.dest.display()))?;
@@ -442,9 +468,8 @@ fn resolve_videos(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Reads `--start` against the set-up.
-fn load_start(path: &Path, setup: &Setup) -> anyhow::Result<Start> {
-    let s = &setup.settings;
+/// Reads `--start` against the set-up (`analyse` and `live`).
+pub(super) fn load_start(path: &Path, s: &Settings) -> anyhow::Result<Start> {
     Ok(Start::load(path, &s.game, &s.calibration.table)?)
 }
 

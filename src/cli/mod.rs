@@ -10,6 +10,7 @@ mod analyse;
 mod calibrate;
 mod eval;
 mod export;
+mod live;
 mod probe;
 mod replay;
 mod score;
@@ -36,6 +37,9 @@ pub enum Command {
     Calibrate(calibrate::CalibrateCommand),
     /// Detect, track and score a recorded match; writes record.json.
     Analyse(analyse::AnalyseArgs),
+    /// Score a match while it is played (camera, stream or file): events as JSON lines, a journal, a record.
+    #[command(long_about = live::LONG_ABOUT)]
+    Live(live::LiveArgs),
     /// Re-run the rules on a record.json and print the score table, shot by shot.
     Score(score::ScoreArgs),
     /// Correct a record's call (lost item, exit, coin in a hole, mover, violation); re-scores.
@@ -66,7 +70,7 @@ pub(crate) enum Done {
 /// Parses the arguments, runs the command, and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let analysing = matches!(cli.command, Command::Analyse(_));
+    let analysing = matches!(cli.command, Command::Analyse(_) | Command::Live(_));
     // `analyse` counts FFmpeg's error lines to tell frames decoded with errors; the
     // guard lives until the command is done (also when it unwinds from a panic).
     let decoder_log = (analysing && crate::vision::decoder_log::SUPPORTED).then(DecoderLog::start);
@@ -252,6 +256,7 @@ fn run(cli: Cli) -> anyhow::Result<Done> {
     match cli.command {
         Command::Calibrate(c) => calibrate::run(c),
         Command::Analyse(a) => return analyse::run(a),
+        Command::Live(a) => return live::run(a),
         Command::Summary(a) => return summary::run(a),
         Command::Score(a) => score::run(a),
         Command::Amend(a) => amend::run(a),

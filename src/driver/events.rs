@@ -178,6 +178,10 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         detail: String,
     },
+    /// The record of a judged shot (record.json's `shots` entry), in the journal only
+    /// (`live` prints it nowhere else): written just before its `shot_over`, so that a
+    /// resumed match's record holds the shots judged before the crash whole.
+    ShotRecord { record: Box<crate::record::Shot> },
 }
 
 impl Event {
@@ -193,6 +197,7 @@ impl Event {
             Event::ShotOver { .. } => "shot_over",
             Event::MatchOver { .. } => "match_over",
             Event::Camera { .. } => "camera",
+            Event::ShotRecord { .. } => "shot_record",
         }
     }
 }

@@ -96,6 +96,34 @@ impl Journal {
         Ok((journal, read))
     }
 
+    /// [`resume`](Self::resume) a match's journal: also cuts off the events of a shot
+    /// whose `shot_over` was never written (a crash while its lines were written; a
+    /// resume on a file reads that shot again and tells it whole), so that the journal
+    /// ends with a line that closes a step of the match (`match_ready`, `move_ready`,
+    /// `shot_over`, `match_over`, `camera`). A note says what was cut.
+    pub fn resume_match(path: &Path) -> Result<(Journal, JournalRead), JournalError> {
+        let (journal, mut read) = Journal::resume(path)?;
+        let Some(last) = read.events.iter().rposition(|e| closes_a_step(&e.event)) else {
+            return Ok((journal, read));
+        };
+        let cut = read.events.len() - (last + 1);
+        if cut == 0 {
+            return Ok((journal, read));
+        }
+        // Every line before the last ends with its newline.
+        let keep = read.ends[last];
+        journal.file.set_len(keep).map_err(io(path))?;
+        journal.file.sync_all().map_err(io(path))?;
+        read.events.truncate(last + 1);
+        read.ends.truncate(last + 1);
+        read.complete_bytes = keep;
+        read.unterminated = false;
+        read.notes.push(format!(
+            "the last {cut} event(s) are a shot cut short before its shot_over; cut off, to be told again"
+        ));
+        Ok((journal, read))
+    }
+
     /// Appends `line` and waits until it is on the disk.
     pub fn append(&mut self, line: &EventLine) -> Result<(), JournalError> {
         let mut bytes = serde_json::to_vec(line).map_err(JournalError::Encode)?;
@@ -134,6 +162,19 @@ fn sync_folder(path: &Path) {
     }
 }
 
+/// Whether an event closes a step of the match: the events of a shot before its
+/// `shot_over` do not (they are told together, when the shot is judged).
+fn closes_a_step(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::MatchReady { .. }
+            | Event::MoveReady { .. }
+            | Event::ShotOver { .. }
+            | Event::MatchOver { .. }
+            | Event::Camera { .. }
+    )
+}
+
 /// A journal read back.
 #[derive(Debug, Clone, Default)]
 pub struct JournalRead {
@@ -143,6 +184,8 @@ pub struct JournalRead {
     pub notes: Vec<String>,
     /// Bytes up to the end of the last whole event (its newline included, when written).
     pub complete_bytes: u64,
+    /// Where each event's line ends in the file (its newline included, when written).
+    pub ends: Vec<u64>,
     /// The last whole event's newline is missing (the crash came between the two).
     pub unterminated: bool,
 }
@@ -179,6 +222,7 @@ pub fn parse(bytes: &[u8]) -> Result<JournalRead, JournalError> {
         match parse_line(text, line) {
             Ok(event) => {
                 out.events.push(event);
+                out.ends.push(next as u64);
                 out.complete_bytes = next as u64;
                 out.unterminated = !terminated;
             }
@@ -309,7 +353,8 @@ impl JournalRead {
                 Event::MoveReady { .. }
                 | Event::Flick { .. }
                 | Event::PutBackSeen { .. }
-                | Event::Camera { .. } => {}
+                | Event::Camera { .. }
+                | Event::ShotRecord { .. } => {}
             }
         }
         point
@@ -471,6 +516,43 @@ mod tests {
         assert_eq!(read.events, events[..2]);
         j.append(&written[2]).expect("append");
         assert_eq!(read_back(&path).events, events[..3]);
+    }
+
+    #[test]
+    fn resuming_a_match_cuts_a_shot_told_in_part() {
+        // flick, item_lost, shot_over, camera, flick, item_lost: the last shot's
+        // events came without their shot_over.
+        let written: Vec<EventLine> = (0..6).map(event).collect();
+        let events = as_read(&written);
+        let (bytes, ends) = journal_bytes(&written);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("j.jsonl");
+        // Torn in the middle of the sixth line too.
+        std::fs::write(&path, &bytes[..ends[4] + 10]).expect("write");
+        let (mut j, read) = Journal::resume_match(&path).expect("resume");
+        assert_eq!(read.events, events[..4]);
+        assert_eq!(read.notes.len(), 2, "{:?}", read.notes);
+        assert_eq!(read.complete_bytes, ends[3] as u64 + 1);
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            bytes[..ends[3] + 1].to_vec()
+        );
+        // Told again, the journal is whole.
+        for e in &written[4..] {
+            j.append(e).expect("append");
+        }
+        assert_eq!(std::fs::read(&path).expect("read"), bytes);
+        // It ends with that shot in part again: cut again.
+        let (_, again) = Journal::resume_match(&path).expect("resume");
+        assert_eq!(again.events.len(), 4);
+        // A journal ending with a whole step is left as it is.
+        let steps: Vec<EventLine> = (0..4).map(event).collect();
+        let (bytes, _) = journal_bytes(&steps);
+        std::fs::write(&path, &bytes).expect("write");
+        let (_, read) = Journal::resume_match(&path).expect("resume");
+        assert_eq!(read.events.len(), 4);
+        assert!(read.notes.is_empty(), "{:?}", read.notes);
+        assert_eq!(std::fs::read(&path).expect("read"), bytes);
     }
 
     fn read_back(path: &Path) -> JournalRead {

@@ -18,6 +18,7 @@
 //! Uses: model, config, geometry, calibration, record, rules, track, pipeline, limits;
 //! vision (capture and top views) for [`VideoSource`] only.
 
+pub mod board;
 pub mod events;
 pub mod journal;
 mod recorded;
@@ -30,7 +31,7 @@ pub use journal::{Journal, JournalError, JournalRead, ResumePoint};
 pub use recorded::Recorded;
 pub use start::{Start, StartError};
 #[cfg(feature = "opencv")]
-pub use video::VideoSource;
+pub use video::{LiveOptions, VideoSource};
 
 use crate::calibration::TableCalibration;
 use crate::config::Game;
@@ -159,9 +160,53 @@ pub enum Flow {
     Stop,
 }
 
+/// Something that happened to a live source (a camera, a stream, a file read at its
+/// frame rate), told as a `camera` event when the driver reaches frame `at`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CameraNote {
+    /// The first frame after it happened.
+    pub at: FrameIdx,
+    pub state: CameraState,
+    /// Frames that never reached the analysis: the first and how many (dropped
+    /// behind a paced source, missed while a camera was lost). They are not damage.
+    pub skipped: Option<(FrameIdx, u64)>,
+    pub detail: String,
+}
+
+/// Where a live source leaves its [`CameraNote`]s for the driver (shared with the
+/// source's reading thread).
+#[derive(Debug, Clone, Default)]
+pub struct CameraLog(std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<CameraNote>>>);
+
+impl CameraLog {
+    pub fn push(&self, note: CameraNote) {
+        if let Ok(mut notes) = self.0.lock() {
+            notes.push_back(note);
+        }
+    }
+
+    /// The notes up to frame `upto` (all with `None`), in order.
+    pub fn take(&self, upto: Option<FrameIdx>) -> Vec<CameraNote> {
+        let Ok(mut notes) = self.0.lock() else {
+            return Vec::new();
+        };
+        let n = notes
+            .iter()
+            .take_while(|c| upto.is_none_or(|u| c.at <= u))
+            .count();
+        notes.drain(..n).collect()
+    }
+}
+
 /// Where frames come from, as each frame's detections, in frame order.
 pub trait FrameSource {
     fn info(&self) -> SourceInfo;
+
+    /// Where a live source tells what happens to it (none for a file read as fast
+    /// as it decodes, or recorded detections).
+    fn camera_log(&self) -> Option<CameraLog> {
+        None
+    }
 
     /// Reads the source to its end, or until `frame` says [`Flow::Stop`], handing
     /// `frame` every frame's detections in order (their `frame` is the source's
@@ -182,6 +227,12 @@ pub trait Listener {
 
     /// An event (see [`Event`]).
     fn event(&mut self, _line: &EventLine) -> Result<(), DriverError> {
+        Ok(())
+    }
+
+    /// A judged shot's record, as the `shot_record` line a journal keeps (told just
+    /// before the shot's `shot_over`; not an event to show).
+    fn shot_record(&mut self, _line: &EventLine) -> Result<(), DriverError> {
         Ok(())
     }
 
@@ -263,16 +314,19 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         start.and_then(|s| s.state.clone()),
     )?;
     listener.begin(&info);
+    let camera = source.camera_log();
     let mut tell = Teller {
         fps,
         duties: analysis.state().duties.clone(),
         said: 0,
     };
     let state = analysis.state();
+    // A resumed source starts at a later frame: the match is ready there.
+    let first = info.first;
     tell.emit(
         &mut *listener,
-        0,
-        0,
+        first,
+        first,
         Event::MatchReady {
             players: game.players.iter().map(|p| p.name.clone()).collect(),
             moves_per_player: game.moves_per_player,
@@ -282,17 +336,28 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         },
     )?;
     let ready = move_ready(state);
-    tell.emit(&mut *listener, 0, 0, ready)?;
+    tell.emit(&mut *listener, first, first, ready)?;
 
     let mut frames: u64 = info.first;
     let mut damaged: Vec<FrameIdx> = Vec::new();
+    // Frames a live source skipped (dropped, missed while lost): gaps, not damage.
+    let mut skipped: Vec<(FrameIdx, u64)> = Vec::new();
     let mut on_request = false;
     let end = source.run(settings, &mut |dets: &FrameDetections| {
         let index = dets.frame;
+        let notes = camera
+            .as_ref()
+            .map(|c| c.take(Some(index)))
+            .unwrap_or_default();
+        skipped.extend(notes.iter().filter_map(|n| n.skipped));
         // A frame that failed to decode leaves a gap in the indices.
-        damaged.extend(frames..index);
+        damaged.extend((frames..index).filter(|f| !within(&skipped, *f)));
         analysis.push(index, dets)?;
         tell.shots(&mut *listener, &analysis, &damaged, index)?;
+        // Told after the shots judged at this frame: their frames are earlier.
+        for note in notes {
+            tell.camera(&mut *listener, note, index)?;
+        }
         listener.detections(dets)?;
         frames = index + 1;
         listener.progress(frames);
@@ -339,6 +404,11 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         &video.damaged_frames,
         frames.saturating_sub(1),
     )?;
+    if let Some(camera) = &camera {
+        for note in camera.take(None) {
+            tell.camera(&mut *listener, note, frames.saturating_sub(1))?;
+        }
+    }
     let (mut record, state) = analysis.finish(video)?;
     mark_damage(&mut record);
     let damage = damage_warning(&record);
@@ -374,6 +444,27 @@ impl Teller {
         listener.event(&EventLine::new(frame, known_at, self.fps, event))
     }
 
+    /// Tells a live source's note as a `camera` event, known at frame `known_at`.
+    fn camera<L: Listener + ?Sized>(
+        &self,
+        listener: &mut L,
+        note: CameraNote,
+        known_at: FrameIdx,
+    ) -> Result<(), DriverError> {
+        let event = Event::Camera {
+            state: note.state,
+            dropped: note.skipped.map(|(_, n)| n),
+            detail: note.detail,
+        };
+        // A run of dropped frames is about its first; the others about `at`.
+        let about = match (note.state, note.skipped) {
+            (CameraState::FramesDropped, Some((first, _))) => first,
+            _ => note.at,
+        };
+        let at = about.min(known_at);
+        self.emit(listener, at, known_at, event)
+    }
+
     /// Tells the shots judged since the last call, `known_at` the last frame read.
     fn shots<L: Listener + ?Sized>(
         &mut self,
@@ -394,6 +485,16 @@ impl Teller {
                 .map(|s| s.rest_frame);
             let lines = shot_events(analysis, k, &self.duties, damaged, after);
             for (frame, event) in lines {
+                if matches!(event, Event::ShotOver { .. }) {
+                    let record = Box::new(analysis.shots()[k].clone());
+                    let line = EventLine::new(
+                        frame,
+                        known_at.max(frame),
+                        self.fps,
+                        Event::ShotRecord { record },
+                    );
+                    listener.shot_record(&line)?;
+                }
                 self.emit(&mut *listener, frame, known_at.max(frame), event)?;
             }
             let state = analysis.state();
@@ -583,6 +684,12 @@ impl Chain {
             strangers: self.strangers,
         })
     }
+}
+
+/// Whether `frame` falls in one of the `(first, count)` runs.
+fn within(runs: &[(FrameIdx, u64)], frame: FrameIdx) -> bool {
+    runs.iter()
+        .any(|(first, n)| frame >= *first && frame < first.saturating_add(*n))
 }
 
 /// The damaged frames after `after` up to `rest`.

@@ -3,12 +3,16 @@
 //! on each frame's detections. Memory stays flat however long the video: at most a
 //! few frames wait at each stage. Uses: vision (capture, top views), detect.
 
-use super::{DriverError, Flow, FrameSource, LookSummary, Settings, SourceEnd, SourceInfo};
+use super::{
+    CameraLog, CameraNote, CameraState, DriverError, Flow, FrameSource, LookSummary, Settings,
+    SourceEnd, SourceInfo,
+};
 use crate::detect::{Detector, DetectorConfig};
+use crate::model::FrameIdx;
 use crate::track::FrameDetections;
 use crate::vision::topview::{
-    gate_views, stream_views, FrameGate, FramePool, FrameReader, Gated, TopViewError, TopViews,
-    Watcher, COARSE_MM_PER_PX,
+    gate_views, stream_views, Feed, FeedNote, FrameGate, FramePool, FrameReader, Gated,
+    TopViewError, TopViews, Watcher, COARSE_MM_PER_PX,
 };
 
 /// Decoded frames waiting for the change gate, with their coarse views (a 1280x720
@@ -24,6 +28,10 @@ const IMAGES_AHEAD: usize = 16;
 /// cost a few bytes): while this thread works through a moving table, the other
 /// core decodes the still frames after it.
 const GATED_AHEAD: usize = 512;
+/// The same for a live source, in seconds of frames: a camera's frames wait at most
+/// this long before the look falls behind and the source drops frames (512 frames
+/// would be 17 s of latency at 30 frames/s).
+const LIVE_GATED_AHEAD_S: f64 = 1.0;
 /// Threads making coarse views.
 const COARSE_WORKERS: usize = 2;
 /// Floor shown around the table in the top view, mm: falling items are seen there.
@@ -35,6 +43,28 @@ pub struct VideoSource {
     spec: String,
     reader: FrameReader,
     coarse: TopViews,
+    /// The first frame given (a resumed file, a camera numbered on).
+    first: FrameIdx,
+    /// What happens to a live source.
+    camera: Option<CameraLog>,
+}
+
+/// How `live` reads a source: see [`Feed`].
+pub struct LiveOptions {
+    /// A file read at its frame rate times this factor; none: as fast as it decodes.
+    pub pace: Option<f64>,
+    /// Whether a paced file drops frames when the analysis is behind (see [`Feed`]).
+    pub drop_behind: bool,
+    /// How long a lost camera or stream is tried again.
+    pub reconnect_for: std::time::Duration,
+    /// Set on Ctrl-C: the source ends at the next frame.
+    pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Where to start (a resume: the frame after the last one journaled).
+    pub first: FrameIdx,
+    /// Frames before this one are read unpaced (see [`Feed::catch_up`]).
+    pub catch_up: FrameIdx,
+    /// Also write the frames read to this video.
+    pub save: Option<std::path::PathBuf>,
 }
 
 impl VideoSource {
@@ -50,7 +80,81 @@ impl VideoSource {
             spec: spec.to_string(),
             reader,
             coarse,
+            first: 0,
+            camera: None,
         })
+    }
+
+    /// Opens `spec` for `live`: a camera, a stream or a file, read as `options` say;
+    /// what happens to it is told as `camera` events.
+    pub fn open_live(
+        spec: &str,
+        settings: &Settings,
+        options: LiveOptions,
+    ) -> Result<VideoSource, DriverError> {
+        let log = CameraLog::default();
+        let notes = log.clone();
+        let feed = Feed {
+            pace: options.pace,
+            drop_behind: options.drop_behind,
+            reconnect_for: options.reconnect_for,
+            stop: options.stop,
+            first: options.first,
+            catch_up: options.catch_up,
+            save: options.save,
+            fps: settings.fps,
+            notes: Box::new(move |note| notes.push(camera_note(note))),
+        };
+        let reader = FrameReader::open_feed(spec, settings.calibration.camera.image_size, feed)?;
+        let coarse = TopViews::coarse(
+            &settings.calibration,
+            COARSE_MM_PER_PX.max(settings.mm_per_px),
+            VIEW_MARGIN_MM,
+        )?;
+        Ok(VideoSource {
+            spec: spec.to_string(),
+            reader,
+            coarse,
+            first: options.first,
+            camera: Some(log),
+        })
+    }
+}
+
+/// A reader's note as the driver's.
+fn camera_note(note: FeedNote) -> CameraNote {
+    match note {
+        FeedNote::Connected { at, detail } => CameraNote {
+            at,
+            state: CameraState::Connected,
+            skipped: None,
+            detail,
+        },
+        FeedNote::Lost { at, detail } => CameraNote {
+            at,
+            state: CameraState::Lost,
+            skipped: None,
+            detail,
+        },
+        FeedNote::Reconnected {
+            at,
+            skipped,
+            detail,
+        } => CameraNote {
+            at,
+            state: CameraState::Reconnected,
+            skipped: Some((at - skipped, skipped)),
+            detail,
+        },
+        FeedNote::Dropped { first, count } => CameraNote {
+            at: first + count,
+            state: CameraState::FramesDropped,
+            skipped: Some((first, count)),
+            detail: format!(
+                "frames {first} to {} dropped: the analysis fell behind the source",
+                first + count - 1
+            ),
+        },
     }
 }
 
@@ -60,8 +164,12 @@ impl FrameSource for VideoSource {
             spec: self.spec.clone(),
             fps: self.reader.fps(),
             frames: self.reader.len(),
-            first: 0,
+            first: self.first,
         }
+    }
+
+    fn camera_log(&self) -> Option<CameraLog> {
+        self.camera.clone()
     }
 
     fn run(
@@ -69,7 +177,14 @@ impl FrameSource for VideoSource {
         settings: &Settings,
         on_frame: &mut dyn FnMut(&FrameDetections) -> Result<Flow, DriverError>,
     ) -> Result<SourceEnd, DriverError> {
+        let live = self.camera.is_some();
         let VideoSource { reader, coarse, .. } = self;
+        let gated_ahead = if live {
+            let fps = settings.fps_for(reader.fps());
+            ((LIVE_GATED_AHEAD_S * fps).ceil() as usize).max(FRAMES_AHEAD)
+        } else {
+            GATED_AHEAD
+        };
         let game = &settings.game;
         let players = game.player_count();
         // Tops of tags and coins stand above the table; where they really are depends
@@ -90,7 +205,7 @@ impl FrameSource for VideoSource {
         let stats = std::thread::scope(|scope| -> Result<_, DriverError> {
             let views = stream_views(scope, reader, &coarse, &pool, COARSE_WORKERS, FRAMES_AHEAD);
             let gate = FrameGate::new(coarse.grid(), settings.every_frame);
-            let mut gated = gate_views(scope, views, gate, GATED_AHEAD, IMAGES_AHEAD);
+            let mut gated = gate_views(scope, views, gate, gated_ahead, IMAGES_AHEAD);
             // Built while the first frames decode.
             let full = TopViews::new(&settings.calibration, settings.mm_per_px, VIEW_MARGIN_MM)?;
             let colours: Vec<[u8; 3]> = game

@@ -37,6 +37,8 @@ pub enum CaptureError {
     NoImages(String),
     #[error("{0}: cannot open as a video (not a video file, or one damaged beyond reading)")]
     VideoOpen(String),
+    #[error("{0}: cannot open the camera or stream (is it connected and on, the address right?)")]
+    LiveOpen(String),
     #[error("{path}: cannot read: {source}")]
     Unreadable {
         path: String,
@@ -215,6 +217,35 @@ pub struct FrameSource {
     spec: String,
     kind: Kind,
     fps: Option<f64>,
+    /// A camera or a network stream (frames come as they are filmed), not a file.
+    live: bool,
+}
+
+/// How long a network stream may take to open, or to give its next frame, ms.
+const STREAM_TIMEOUT_MS: i32 = 10_000;
+
+/// URL schemes opened as network streams through OpenCV's FFmpeg backend.
+pub const STREAM_SCHEMES: &[&str] = &[
+    "rtsp", "rtsps", "rtmp", "udp", "tcp", "http", "https", "srt",
+];
+
+/// Whether `spec` names a live source: `webcam:N`, a V4L device (`/dev/videoN`) or a
+/// network stream (`rtsp://…`, `udp://…`, `http://…`; see [`STREAM_SCHEMES`]).
+pub fn is_live_spec(spec: &str) -> bool {
+    spec.starts_with("webcam:") || is_device(spec) || stream_scheme(spec).is_some()
+}
+
+fn is_device(spec: &str) -> bool {
+    spec.strip_prefix("/dev/video")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn stream_scheme(spec: &str) -> Option<&str> {
+    let (scheme, _) = spec.split_once("://")?;
+    STREAM_SCHEMES
+        .iter()
+        .copied()
+        .find(|s| s.eq_ignore_ascii_case(scheme))
 }
 
 fn is_image_path(p: &Path) -> bool {
@@ -231,11 +262,37 @@ impl FrameSource {
     /// Opens `spec`: a folder (its images, sorted by name), a glob pattern (wildcards in
     /// the file name), an image file, a video file, or `webcam:N` (a live camera).
     pub fn open(spec: &str) -> Result<FrameSource, CaptureError> {
+        if is_live_spec(spec) {
+            // OpenCV's own warnings (a camera index that does not open) are not one
+            // clear line; the error below is.
+            let _ = core::set_log_level(core::LogLevel::LOG_LEVEL_FATAL);
+        }
         if let Some(device) = spec
             .strip_prefix("webcam:")
             .and_then(|n| n.parse::<i32>().ok())
         {
             return FrameSource::open_webcam(spec, device);
+        }
+        if is_device(spec) {
+            let capture = cv(
+                "camera",
+                videoio::VideoCapture::from_file(spec, videoio::CAP_V4L2),
+            )?;
+            return FrameSource::from_capture(spec, "camera", capture, false);
+        }
+        if stream_scheme(spec).is_some() {
+            // A stream that does not answer must not hang the opening or a read.
+            let params = Vector::from_slice(&[
+                videoio::CAP_PROP_OPEN_TIMEOUT_MSEC,
+                STREAM_TIMEOUT_MS,
+                videoio::CAP_PROP_READ_TIMEOUT_MSEC,
+                STREAM_TIMEOUT_MS,
+            ]);
+            let capture = cv(
+                "stream",
+                videoio::VideoCapture::from_file_with_params(spec, videoio::CAP_FFMPEG, &params),
+            )?;
+            return FrameSource::from_capture(spec, "stream", capture, false);
         }
         let path = Path::new(spec);
         if path.is_dir() {
@@ -291,7 +348,11 @@ impl FrameSource {
         counted: bool,
     ) -> Result<FrameSource, CaptureError> {
         if !cv(what, capture.is_opened())? {
-            return Err(CaptureError::VideoOpen(spec.to_string()));
+            return Err(if counted {
+                CaptureError::VideoOpen(spec.to_string())
+            } else {
+                CaptureError::LiveOpen(spec.to_string())
+            });
         }
         let count = if counted {
             capture.get(videoio::CAP_PROP_FRAME_COUNT).unwrap_or(0.0)
@@ -308,6 +369,7 @@ impl FrameSource {
                 damage: Damage::new(),
             },
             fps: (fps > 0.0).then_some(fps),
+            live: !counted,
         })
     }
 
@@ -329,12 +391,18 @@ impl FrameSource {
             spec: spec.to_string(),
             kind: Kind::Images { paths, next: 0 },
             fps: None,
+            live: false,
         })
     }
 
     /// What the source was opened from.
     pub fn spec(&self) -> &str {
         &self.spec
+    }
+
+    /// A camera or a network stream, not a file.
+    pub fn is_live(&self) -> bool {
+        self.live
     }
 
     pub fn is_video(&self) -> bool {
@@ -427,9 +495,20 @@ impl FrameSource {
         next_video(video, damage, buffer)
     }
 
+    /// Skips the frames before `index` (cheaply, for a video); false if the source
+    /// ends before it.
+    pub fn skip_to(&mut self, index: FrameIdx) -> Result<bool, CaptureError> {
+        while self.next_index() < index {
+            if !self.skip_frame()? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// The index of the frame the next read hands out (of a video, read ahead:
     /// the first frame read and not yet handed out).
-    fn next_index(&self) -> FrameIdx {
+    pub fn next_index(&self) -> FrameIdx {
         match &self.kind {
             Kind::Images { next, .. } => *next as FrameIdx,
             Kind::Video { next, damage, .. } => damage.position(*next),
@@ -615,6 +694,28 @@ mod tests {
         );
         let first = src.frame_at(0).unwrap().unwrap();
         assert_eq!(first.name, "a.png");
+    }
+
+    #[test]
+    fn live_sources_are_told_from_files() {
+        for live in [
+            "webcam:0",
+            "/dev/video2",
+            "rtsp://10.0.0.7/stream",
+            "UDP://@:5000",
+            "http://cam.local/video.mjpg",
+        ] {
+            assert!(is_live_spec(live), "{live}");
+        }
+        for file in [
+            "match.avi",
+            "/dev/videos/a.mp4",
+            "/dev/video",
+            "file://x.mp4",
+            "rtsp:/x",
+        ] {
+            assert!(!is_live_spec(file), "{file}");
+        }
     }
 
     #[test]

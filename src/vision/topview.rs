@@ -37,6 +37,10 @@ pub enum TopViewError {
     OpenCv(#[from] opencv::Error),
     #[error("a look needed a frame the change gate had let go (a bug)")]
     NoImage,
+    #[error("{path}: cannot write the video ({why})")]
+    Save { path: String, why: String },
+    #[error("{spec}: the source ends before frame {first}, where the reading should go on")]
+    ResumePastEnd { spec: String, first: FrameIdx },
 }
 
 /// One decoded camera frame (BGR).
@@ -49,6 +53,77 @@ pub struct CameraFrame {
 pub struct FrameReader {
     source: FrameSource,
     camera_size: [u32; 2],
+    /// How a live source is read (`live`); none: as fast as it decodes.
+    feed: Option<FeedReading>,
+}
+
+/// What happened to a live source, told to a [`Feed`]'s `notes` as it happens.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeedNote {
+    /// The source opened; its first frame will be `at`.
+    Connected { at: FrameIdx, detail: String },
+    /// Frames stopped coming after frame `at - 1`.
+    Lost { at: FrameIdx, detail: String },
+    /// Frames come again from `at`; the `skipped` frames before it (the time it was
+    /// lost, at its frame rate) were never seen.
+    Reconnected {
+        at: FrameIdx,
+        skipped: u64,
+        detail: String,
+    },
+    /// `count` frames from `first` were dropped: the analysis was behind a paced
+    /// source, as a camera's frames are gone when nobody takes them.
+    Dropped { first: FrameIdx, count: u64 },
+}
+
+/// How a live source is read.
+pub struct Feed {
+    /// A file read at its frame rate times this factor (1: as filmed), by the wall
+    /// clock; frames due more than [`PACE_SLACK_FRAMES`] frames ago are dropped.
+    pub pace: Option<f64>,
+    /// Whether a paced file drops frames when behind (a camera's way); false: the
+    /// reading waits for the analysis instead (a file replayed in time, every frame).
+    pub drop_behind: bool,
+    /// A camera or stream that stops is opened again, with growing waits, for this long.
+    pub reconnect_for: std::time::Duration,
+    /// Set from outside (Ctrl-C): the reading ends at the next frame or wait.
+    pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The frame to start at: a file skips to it (a resume); a camera's frames are
+    /// numbered on from it.
+    pub first: FrameIdx,
+    /// Frames before this one are read as fast as they decode, unpaced (a resume
+    /// that analyses the frames already journaled again, to the same state); the
+    /// source is connected, and paced, from it.
+    pub catch_up: FrameIdx,
+    /// Where every frame read is also written (`--save`), at the source's frame rate.
+    pub save: Option<std::path::PathBuf>,
+    /// The frame rate to pace and save at when the source's own is wrong (`--fps`).
+    pub fps: Option<f64>,
+    pub notes: Box<dyn FnMut(FeedNote) + Send>,
+}
+
+/// How far a paced file's reading may fall behind the clock before frames are
+/// dropped, in frames: a camera keeps a few frames in its buffers (V4L2's default is 4).
+pub const PACE_SLACK_FRAMES: f64 = 4.0;
+/// The first wait before a lost source is opened again; each next wait doubles, up
+/// to [`RECONNECT_MAX_WAIT_S`].
+const RECONNECT_FIRST_WAIT_S: f64 = 0.5;
+const RECONNECT_MAX_WAIT_S: f64 = 8.0;
+
+/// A [`Feed`] being read.
+struct FeedReading {
+    feed: Feed,
+    spec: String,
+    fps: f64,
+    /// Added to the source's indices (a camera numbered on, one opened again).
+    offset: FrameIdx,
+    /// The index after the last frame handed out.
+    next_out: FrameIdx,
+    /// The wall clock and frame index of the first paced frame.
+    clock: Option<(std::time::Instant, FrameIdx)>,
+    /// The run of frames being dropped: first and count.
+    dropping: Option<(FrameIdx, u64)>,
+    writer: Option<opencv::videoio::VideoWriter>,
 }
 
 impl FrameReader {
@@ -56,6 +131,54 @@ impl FrameReader {
         Ok(FrameReader {
             source: FrameSource::open(video)?,
             camera_size,
+            feed: None,
+        })
+    }
+
+    /// Opens `spec` read as `feed` says: paced, skipped to its first frame,
+    /// reconnected when lost, saved.
+    pub fn open_feed(
+        spec: &str,
+        camera_size: [u32; 2],
+        mut feed: Feed,
+    ) -> Result<FrameReader, TopViewError> {
+        let mut source = FrameSource::open(spec)?;
+        let fps = feed
+            .fps
+            .or(source.fps())
+            .filter(|f| (crate::limits::MIN_FPS..=crate::limits::MAX_FPS).contains(f))
+            .unwrap_or(30.0);
+        let mut offset = 0;
+        if source.is_live() {
+            offset = feed.first;
+        } else if !source.skip_to(feed.first)? {
+            return Err(TopViewError::ResumePastEnd {
+                spec: spec.to_string(),
+                first: feed.first,
+            });
+        }
+        let writer = match &feed.save {
+            Some(path) => Some(open_writer(path, fps, camera_size)?),
+            None => None,
+        };
+        (feed.notes)(FeedNote::Connected {
+            at: feed.first.max(feed.catch_up),
+            detail: spec.to_string(),
+        });
+        let first = feed.first;
+        Ok(FrameReader {
+            source,
+            camera_size,
+            feed: Some(FeedReading {
+                feed,
+                spec: spec.to_string(),
+                fps,
+                offset,
+                next_out: first,
+                clock: None,
+                dropping: None,
+                writer,
+            }),
         })
     }
 
@@ -79,9 +202,18 @@ impl FrameReader {
 
     /// The next frame, decoded into `buffer` (a frame done with) when it fits.
     pub fn next_frame_into(&mut self, buffer: Mat) -> Result<Option<CameraFrame>, TopViewError> {
+        if self.feed.is_some() {
+            return self.next_fed(buffer);
+        }
         let Some(frame) = self.source.next_frame_into(buffer)? else {
             return Ok(None);
         };
+        self.checked(frame.index, frame.image)
+    }
+
+    /// The frame `index` with `image`, checked against the calibrated size.
+    fn checked(&self, index: FrameIdx, image: Mat) -> Result<Option<CameraFrame>, TopViewError> {
+        let frame = CameraFrame { index, image };
         let [cw, ch] = self.camera_size;
         let (w, h) = (frame.image.cols(), frame.image.rows());
         if w as u32 != cw || h as u32 != ch {
@@ -98,6 +230,183 @@ impl FrameReader {
             image: frame.image,
         }))
     }
+
+    /// The next frame of a live source ([`Feed`]).
+    fn next_fed(&mut self, buffer: Mat) -> Result<Option<CameraFrame>, TopViewError> {
+        let Some(mut reading) = self.feed.take() else {
+            return Ok(None);
+        };
+        let out = self.read_fed(&mut reading, buffer);
+        if out.as_ref().map_or(true, Option::is_none) {
+            reading.end_drops();
+        }
+        self.feed = Some(reading);
+        out
+    }
+
+    fn read_fed(
+        &mut self,
+        r: &mut FeedReading,
+        mut buffer: Mat,
+    ) -> Result<Option<CameraFrame>, TopViewError> {
+        use std::sync::atomic::Ordering;
+        loop {
+            if r.feed.stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let index = self.source.next_index() + r.offset;
+            if let Some(speed) = r.feed.pace.filter(|_| index >= r.feed.catch_up) {
+                let per_frame = 1.0 / (r.fps * speed);
+                let (t0, f0) = *r.clock.get_or_insert((std::time::Instant::now(), index));
+                let due = index.saturating_sub(f0) as f64 * per_frame;
+                let now = t0.elapsed().as_secs_f64();
+                if now < due {
+                    sleep_unless_stopped(due - now, &r.feed.stop);
+                    continue;
+                }
+                if r.feed.drop_behind && now - due > PACE_SLACK_FRAMES * per_frame {
+                    // Behind the clock: a camera hands out its newest frame, those
+                    // before it are gone. Then that frame is read, whatever skipping
+                    // to it cost (a file must be decoded to skip; a camera's are free).
+                    let newest = f0 + (now / per_frame).floor() as FrameIdx;
+                    let mut at = index;
+                    while at < newest {
+                        if !self.source.skip_frame()? {
+                            return Ok(None);
+                        }
+                        match &mut r.dropping {
+                            Some((_, n)) => *n += 1,
+                            None => r.dropping = Some((at, 1)),
+                        }
+                        at = self.source.next_index() + r.offset;
+                    }
+                }
+            }
+            let live = self.source.is_live();
+            let lost = match self.source.next_frame_into(std::mem::take(&mut buffer)) {
+                Ok(Some(frame)) => {
+                    r.end_drops();
+                    let index = frame.index + r.offset;
+                    r.next_out = index + 1;
+                    let out = self.checked(index, frame.image)?;
+                    if let (Some(writer), Some(frame)) = (r.writer.as_mut(), out.as_ref()) {
+                        writer.write(&frame.image).map_err(|e| TopViewError::Save {
+                            path: r
+                                .feed
+                                .save
+                                .as_deref()
+                                .unwrap_or(std::path::Path::new(""))
+                                .display()
+                                .to_string(),
+                            why: e.to_string(),
+                        })?;
+                    }
+                    return Ok(out);
+                }
+                Ok(None) if !live => return Ok(None),
+                Err(e) if !live => return Err(e.into()),
+                Ok(None) => "no more frames came".to_string(),
+                Err(e) => e.to_string(),
+            };
+            (r.feed.notes)(FeedNote::Lost {
+                at: r.next_out,
+                detail: format!("{}: {lost}", r.spec),
+            });
+            if !self.reconnect(r) {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Opens a lost camera or stream again, waiting longer after each failure: true
+    /// once it is open, false when [`Feed::reconnect_for`] is over or a stop was asked for.
+    fn reconnect(&mut self, r: &mut FeedReading) -> bool {
+        let began = std::time::Instant::now();
+        let mut wait = RECONNECT_FIRST_WAIT_S;
+        loop {
+            if !sleep_unless_stopped(wait, &r.feed.stop) || began.elapsed() > r.feed.reconnect_for {
+                return false;
+            }
+            wait = (wait * 2.0).min(RECONNECT_MAX_WAIT_S);
+            let Ok(source) = FrameSource::open(&r.spec) else {
+                continue;
+            };
+            // The frames filmed meanwhile were never seen: numbered past, not damage.
+            let skipped = (began.elapsed().as_secs_f64() * r.fps).round() as u64;
+            r.offset = r.next_out + skipped;
+            r.clock = None;
+            (r.feed.notes)(FeedNote::Reconnected {
+                at: r.offset,
+                skipped,
+                detail: format!(
+                    "{}: open again after {:.1} s",
+                    r.spec,
+                    began.elapsed().as_secs_f64()
+                ),
+            });
+            self.source = source;
+            return true;
+        }
+    }
+}
+
+impl FeedReading {
+    /// Tells the run of frames being dropped, if any, as over.
+    fn end_drops(&mut self) {
+        if let Some((first, count)) = self.dropping.take() {
+            (self.feed.notes)(FeedNote::Dropped { first, count });
+        }
+    }
+}
+
+/// Sleeps `secs` in short steps; false (at once) when `stop` is set.
+fn sleep_unless_stopped(secs: f64, stop: &std::sync::atomic::AtomicBool) -> bool {
+    const STEP_S: f64 = 0.05;
+    let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.max(0.0));
+    loop {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
+        let now = std::time::Instant::now();
+        if now >= until {
+            return true;
+        }
+        std::thread::sleep((until - now).min(std::time::Duration::from_secs_f64(STEP_S)));
+    }
+}
+
+/// A video writer for `--save` at `path`: Motion JPEG (in .mkv, .avi), MPEG-4 part 2
+/// in .mp4/.mov (what OpenCV's FFmpeg backend writes without extra codecs).
+fn open_writer(
+    path: &std::path::Path,
+    fps: f64,
+    [w, h]: [u32; 2],
+) -> Result<opencv::videoio::VideoWriter, TopViewError> {
+    use opencv::videoio::VideoWriter;
+    let name = path.display().to_string();
+    let fail = |why: String| TopViewError::Save {
+        path: name.clone(),
+        why,
+    };
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    let code = if matches!(ext.as_str(), "mp4" | "m4v" | "mov") {
+        ['m', 'p', '4', 'v']
+    } else {
+        ['M', 'J', 'P', 'G']
+    };
+    let fourcc =
+        VideoWriter::fourcc(code[0], code[1], code[2], code[3]).map_err(|e| fail(e.to_string()))?;
+    let size = opencv::core::Size::new(w as i32, h as i32);
+    let writer =
+        VideoWriter::new(&name, fourcc, fps, size, true).map_err(|e| fail(e.to_string()))?;
+    if !writer.is_opened().unwrap_or(false) {
+        return Err(fail("OpenCV could not open it for writing".to_string()));
+    }
+    Ok(writer)
 }
 
 /// A decoded frame and its coarse view (on the coarse grid, channels in the frame's

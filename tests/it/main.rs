@@ -44,6 +44,8 @@ mod hostile_fuzz;
 mod hostile_videos;
 mod layout;
 #[cfg(feature = "opencv")]
+mod live;
+#[cfg(feature = "opencv")]
 mod progress_eta;
 #[cfg(feature = "opencv")]
 mod replay_cli;
