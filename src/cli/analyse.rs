@@ -19,9 +19,9 @@ use crate::model::PlayerIdx;
 use crate::record::Record;
 use crate::track::{FrameDetections, StrangerTag};
 
-#[derive(Debug, Args)]
-#[command(
-    long_about = "Detect, track and score a recorded match.\n\n\
+/// `analyse --help`: the command's whole explanation (set on the subcommand too, whose
+/// one-line doc comment would otherwise replace it).
+pub const LONG_ABOUT: &str = "Detect, track and score a recorded match.\n\n\
 With no VIDEO, analyses the bundled sample (samples/demo/match.avi) with the bundled \
 calibration. With several videos (or a folder), analyses them in parallel and writes one \
 record each into the -o folder; with --chain they are one match, each clip continuing the \
@@ -34,7 +34,11 @@ guessed), is skipped and counted (video.damaged_frames in the record; the shot i
 says so in its notes); reading goes on to the container's end. The \
 record (and --detections file) is written under a temporary name beside its place and renamed \
 there when done, so a failed run leaves nothing half-written; the output folder is checked \
-before the analysis starts.",
+before the analysis starts.";
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = LONG_ABOUT,
     after_help = "Exit codes:\n  \
 0  done; every record written, nothing that could change a score\n  \
 1  bad input or output: nothing useful was written (or, after a record was written, a \

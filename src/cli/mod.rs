@@ -36,6 +36,7 @@ pub enum Command {
     #[command(subcommand)]
     Calibrate(calibrate::CalibrateCommand),
     /// Detect, track and score a recorded match; writes record.json.
+    #[command(long_about = analyse::LONG_ABOUT)]
     Analyse(analyse::AnalyseArgs),
     /// Score a match while it is played (camera, stream or file): events as JSON lines, a journal, a record.
     #[command(long_about = live::LONG_ABOUT)]

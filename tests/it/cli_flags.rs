@@ -96,3 +96,27 @@ fn eval_usage_says_what_each_mode_requires() {
         "eval's usage shows its required files as optional:\n{stderr}"
     );
 }
+
+/// Commands with more to say than a line show it with `--help` (a subcommand's
+/// one-line description had replaced `analyse`'s whole explanation); `-h` stays short.
+#[test]
+fn long_help_shows_the_whole_explanation() {
+    for (command, phrase) in [
+        (&["analyse"][..], "--start takes a previous record.json"),
+        (&["live"][..], "--resume JOURNAL"),
+    ] {
+        let long = run(&[command, &["--help"]].concat());
+        let short = run(&[command, &["-h"]].concat());
+        assert_eq!(long.0, 0, "{command:?} --help: {}", long.2);
+        assert!(
+            long.1.contains(phrase),
+            "{command:?} --help lacks {phrase:?}:\n{}",
+            long.1
+        );
+        assert!(
+            !short.1.contains(phrase),
+            "{command:?} -h is the long help:\n{}",
+            short.1
+        );
+    }
+}
