@@ -109,8 +109,10 @@ fn events(mut out: TcpStream, shared: &Mutex<Shared>) -> std::io::Result<()> {
         s.clients.push(tx);
         s.history.clone()
     };
+    // No Access-Control-Allow-Origin: the page comes from here, and a page of any other
+    // site open in the same browser must not read the match.
     out.write_all(
-        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\nAccess-Control-Allow-Origin: *\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n\r\n",
     )?;
     for line in history {
         write!(out, "data: {line}\n\n")?;
