@@ -34,6 +34,8 @@ mod common;
 mod damaged_video;
 mod driver;
 #[cfg(feature = "opencv")]
+mod eval_calibration;
+#[cfg(feature = "opencv")]
 mod eval_suite;
 #[cfg(feature = "opencv")]
 mod export_summary;
