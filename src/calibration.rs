@@ -1133,8 +1133,8 @@ pub fn worst_position_uncertainty_mm(
     worst.is_finite().then_some(worst)
 }
 
-/// One intrinsic parameter of a camera.json.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One intrinsic parameter of a camera.json, or a direction among them.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Intrinsic {
     Fx,
     Fy,
@@ -1144,6 +1144,9 @@ pub enum Intrinsic {
     Cy,
     /// `dist_coeffs[i]` (OpenCV order `k1, k2, p1, p2, k3`).
     Dist(usize),
+    /// `[fx, fy, cx, cy, k1, k2, p1, p2, k3]` together, along this unit vector (an
+    /// eigenvector of their covariance).
+    Along([f64; 9]),
 }
 
 /// How far one intrinsic parameter may be off: 3 sigma, in its own units (px for
@@ -1173,6 +1176,15 @@ impl IntrinsicDoubt {
                     *d += amount;
                 }
             }
+            Intrinsic::Along(e) => {
+                m[0][0] += amount * e[0];
+                m[1][1] += amount * e[1];
+                m[0][2] += amount * e[2];
+                m[1][2] += amount * e[3];
+                for (d, x) in c.dist_coeffs.iter_mut().zip(&e[4..]) {
+                    *d += amount * x;
+                }
+            }
         }
         c
     }
@@ -1180,10 +1192,15 @@ impl IntrinsicDoubt {
 
 /// The keys of a camera.json that say how well its intrinsics are known (read from
 /// the same file as [`CameraIntrinsics`]; other keys ignored): a chessboard's
-/// `intrinsics_std_dev` (1 sigma of `[fx, fy, cx, cy, k1, k2, p1, p2, k3]`, OpenCV's
-/// `stdDeviationsIntrinsics`), or what `calibrate table --no-chessboard` writes.
+/// `intrinsics_covariance` (of `[fx, fy, cx, cy, k1, k2, p1, p2, k3]`, correlations
+/// kept) or else its `intrinsics_std_dev` (1 sigma of the same, OpenCV's
+/// `stdDeviationsIntrinsics`, taken as independent), or what `calibrate table
+/// --no-chessboard` writes.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct CameraDoubtKeys {
+    /// The covariance of the nine, correlations kept (`calibrate camera`).
+    #[serde(default)]
+    pub intrinsics_covariance: Option<[[f64; 9]; 9]>,
     #[serde(default)]
     pub intrinsics_std_dev: Option<Vec<f64>>,
     #[serde(default)]
@@ -1209,6 +1226,22 @@ impl CameraDoubtKeys {
                 });
             }
         };
+        if let Some(cov) = &self.intrinsics_covariance {
+            // Independent directions: the covariance's eigenvectors, each 3 sigma
+            // of its eigenvalue.
+            let m = nalgebra::SMatrix::<f64, 9, 9>::from_fn(|r, c| cov[r][c]);
+            if m.iter().all(|v| v.is_finite()) {
+                let eigen = nalgebra::SymmetricEigen::new(m);
+                for (i, &lambda) in eigen.eigenvalues.iter().enumerate() {
+                    let e = eigen.eigenvectors.column(i);
+                    push(
+                        Intrinsic::Along(std::array::from_fn(|k| e[k])),
+                        3.0 * lambda.max(0.0).sqrt(),
+                    );
+                }
+                return out;
+            }
+        }
         if let Some(sd) = &self.intrinsics_std_dev {
             let params = [
                 Intrinsic::Fx,
@@ -1873,6 +1906,33 @@ mod tests {
             ]
         );
         assert!(CameraDoubtKeys::default().doubts().is_empty());
+
+        // k2 and k3 that compensate each other (correlation -0.98): with the
+        // covariance, less than the same deviations taken as independent.
+        let (s2, s3, rho) = (0.0076, 0.015, -0.98);
+        let mut cov = [[0.0; 9]; 9];
+        cov[5][5] = s2 * s2;
+        cov[8][8] = s3 * s3;
+        cov[5][8] = rho * s2 * s3;
+        cov[8][5] = rho * s2 * s3;
+        let joint = CameraDoubtKeys {
+            intrinsics_covariance: Some(cov),
+            ..Default::default()
+        };
+        let apart = CameraDoubtKeys {
+            intrinsics_std_dev: Some(vec![0.0, 0.0, 0.0, 0.0, 0.0, s2, 0.0, 0.0, s3]),
+            ..Default::default()
+        };
+        assert_eq!(joint.doubts().len(), 2, "{:?}", joint.doubts());
+        assert!(matches!(joint.doubts()[0].parameter, Intrinsic::Along(_)));
+        let (joint, apart) = (map(&joint.doubts()), map(&apart.doubts()));
+        assert!(
+            joint.worst_intrinsics_mm() > 0.0
+                && joint.worst_intrinsics_mm() < 0.8 * apart.worst_intrinsics_mm(),
+            "{} vs {}",
+            joint.worst_intrinsics_mm(),
+            apart.worst_intrinsics_mm()
+        );
     }
 
     proptest::proptest! {

@@ -27,7 +27,9 @@ pub enum CalibrateCommand {
     /// the board in the views (a part of its grid is found too, and calibrates to a
     /// wrong focal length) is refused, naming the size seen; so is a size found in too
     /// few views when a neighbouring size is found instead. The result keeps the
-    /// RMS reprojection error and per-view errors, and the command prints how many
+    /// RMS reprojection error and per-view errors, how well each intrinsic parameter
+    /// is known (standard deviations and their covariance, which `calibrate table`
+    /// carries into how far a point on the table may be off), and the command prints how many
     /// corners were seen in each ninth of the picture, so you know where to add views.
     Camera(CameraArgs),
     /// The table plane from a frame of the empty table (writes table.json).
@@ -317,6 +319,10 @@ mod imp {
         /// position uncertainty.
         #[serde(skip_serializing_if = "<[f64]>::is_empty")]
         intrinsics_std_dev: &'a [f64],
+        /// The covariance of the same nine, correlations kept (the views' poses
+        /// marginalised out); `calibrate table` prefers it to the deviations.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        intrinsics_covariance: Option<[[f64; 9]; 9]>,
     }
 
     pub fn camera(a: CameraArgs) -> anyhow::Result<()> {
@@ -365,6 +371,7 @@ mod imp {
             no_board: search.missed.clone(),
             coverage: solution.coverage,
             intrinsics_std_dev: &solution.intrinsics_std_dev,
+            intrinsics_covariance: solution.intrinsics_covariance,
         };
         let text = serde_json::to_string_pretty(&out).context("serialising camera.json")?;
         write_file(&a.output, &(text.clone() + "\n"))?;

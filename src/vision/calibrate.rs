@@ -641,6 +641,9 @@ pub struct CameraSolution {
     /// 1 sigma of `[fx, fy, cx, cy, k1, k2, p1, p2, k3]` (OpenCV's
     /// `stdDeviationsIntrinsics`), as far as OpenCV gave them.
     pub intrinsics_std_dev: Vec<f64>,
+    /// The covariance of the same nine (the views' poses marginalised out), from the
+    /// reprojection's Jacobian at the solution; `None` when singular.
+    pub intrinsics_covariance: Option<[[f64; 9]; 9]>,
 }
 
 struct RawSolution {
@@ -649,6 +652,77 @@ struct RawSolution {
     dist: Mat,
     per_view: Vec<f64>,
     std_dev: Vec<f64>,
+    covariance: Option<[[f64; 9]; 9]>,
+}
+
+/// The covariance of `[fx, fy, cx, cy, k1, k2, p1, p2, k3]` at a chessboard solution:
+/// the reprojection's Jacobian (OpenCV's `projectPoints`) over the intrinsics and every
+/// view's pose, the poses eliminated (Schur complement), scaled by the residuals'
+/// variance — what OpenCV's standard deviations are the diagonal of, with the
+/// correlations kept (k2 and k3 compensate each other almost exactly).
+fn intrinsics_covariance(
+    object: &Vector<Vector<Point3f>>,
+    rvecs: &Vector<Mat>,
+    tvecs: &Vector<Mat>,
+    k: &Mat,
+    dist: &Mat,
+    rms: f64,
+) -> Result<Option<[[f64; 9]; 9]>, CalibrateError> {
+    use nalgebra::{SMatrix, SVector};
+    let mut schur = SMatrix::<f64, 9, 9>::zeros();
+    let mut points = 0usize;
+    for v in 0..object.len() {
+        let obj = object.get(v)?;
+        let (mut projected, mut jac) = (Mat::default(), Mat::default());
+        calib3d::project_points(
+            &obj,
+            &rvecs.get(v)?,
+            &tvecs.get(v)?,
+            k,
+            dist,
+            &mut projected,
+            &mut jac,
+            0.0,
+        )?;
+        // Columns: rotation (3), translation (3), fx fy, cx cy, k1 k2 p1 p2 k3.
+        if jac.cols() < 15 {
+            return Ok(None);
+        }
+        let mut a = SMatrix::<f64, 9, 9>::zeros();
+        let mut b = SMatrix::<f64, 9, 6>::zeros();
+        let mut c = SMatrix::<f64, 6, 6>::zeros();
+        for r in 0..jac.rows() {
+            let row = |i: i32| jac.at_2d::<f64>(r, i).copied();
+            let e =
+                SVector::<f64, 6>::from_iterator((0..6).map(row).collect::<Result<Vec<_>, _>>()?);
+            let n =
+                SVector::<f64, 9>::from_iterator((6..15).map(row).collect::<Result<Vec<_>, _>>()?);
+            a += n * n.transpose();
+            b += n * e.transpose();
+            c += e * e.transpose();
+        }
+        let Some(c_inv) = c.try_inverse() else {
+            return Ok(None);
+        };
+        schur += a - b * c_inv * b.transpose();
+        points += obj.len();
+    }
+    // The residuals' variance as OpenCV scales its deviations (the squared errors'
+    // sum over the points less the unknowns, not over the 2 coordinates a point: a
+    // wider, safer figure), so that the diagonal is OpenCV's deviations squared.
+    let unknowns = 9 + 6 * object.len();
+    let dof = points.saturating_sub(unknowns).max(1);
+    let variance = rms * rms * points as f64 / dof as f64;
+    let Some(inverse) = schur.try_inverse() else {
+        return Ok(None);
+    };
+    let cov = inverse * variance;
+    if cov.iter().any(|v| !v.is_finite()) {
+        return Ok(None);
+    }
+    Ok(Some(std::array::from_fn(|r| {
+        std::array::from_fn(|c| cov[(r, c)])
+    })))
 }
 
 fn calibrate_once(
@@ -699,12 +773,14 @@ fn calibrate_once(
     let std_dev: Vec<f64> = (0..9.min(sd_in.total() as i32))
         .map(|i| sd_in.at::<f64>(i).copied())
         .collect::<Result<_, _>>()?;
+    let covariance = intrinsics_covariance(&object, &rvecs, &tvecs, &k, &dist, rms)?;
     Ok(RawSolution {
         rms,
         k,
         dist,
         per_view,
         std_dev,
+        covariance,
     })
 }
 
@@ -792,6 +868,7 @@ pub fn solve_camera(
         dropped,
         coverage: coverage_grid(&all_corners, image_size),
         intrinsics_std_dev: raw.std_dev.clone(),
+        intrinsics_covariance: raw.covariance,
     })
 }
 

@@ -24,6 +24,7 @@ mod calibration_reference;
 mod calibration_refusal;
 mod calibration_side_face;
 mod calibration_sim;
+mod calibration_uncertainty;
 #[cfg(feature = "opencv")]
 mod cli_flags;
 #[cfg(feature = "opencv")]
