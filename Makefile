@@ -27,11 +27,15 @@ demo: setup
 # while the simulator plays the same truth), analysed and compared; one table with
 # every figure per clip and the pooled totals. EVAL_ARGS passes more options,
 # e.g. EVAL_ARGS="--only match-2p,stacking" or "--json" or "--fresh"; EVAL_WORK
-# puts the clips elsewhere than out/eval.
+# puts the clips elsewhere than out/eval. EVAL_CALIBRATION=table analyses each clip
+# with the table calibration fishtrack makes itself from a render of the clip's empty
+# table (with the true camera.json), EVAL_CALIBRATION=no-chessboard with the lens found
+# from the table too, and prints how far each is from the truth (default: truth).
 EVAL_WORK ?= out/eval
+EVAL_CALIBRATION ?= truth
 eval: setup
 	$(CARGO) build --release
-	$(BIN) eval --suite eval/suite.json --work $(EVAL_WORK) $(EVAL_ARGS)
+	$(BIN) eval --suite eval/suite.json --work $(EVAL_WORK) --calibration $(EVAL_CALIBRATION) $(EVAL_ARGS)
 
 # The eye on footage it was not built beside: the clips of another renderer in
 # ../shared/foreign (FOREIGN=… to point elsewhere), analysed with the release

@@ -5,7 +5,9 @@
 //! fitted to the table's corners and sides ([`fit_rigid_pose`]), which sides show
 //! their side face, whether the corners and the seen aspect agree with that camera
 //! ([`judge_table_fit`]: a [`TableDoubt`] names the doubtful corner), and how far a
-//! point may be off ([`worst_position_uncertainty_mm`]). No OpenCV: the solvers
+//! point may be off ([`worst_position_uncertainty_mm`] from the edges;
+//! [`position_uncertainty_map`] over the table, with the intrinsics' doubts of
+//! [`CameraDoubtKeys`] too). No OpenCV: the solvers
 //! that estimate these from images live in `vision::calibrate`. The printable
 //! chessboard page is `board`; the lens (focal length, `k1`) fitted to the table's
 //! edges with no chessboard is `table_lens`.
@@ -1124,7 +1126,193 @@ pub fn worst_position_uncertainty_mm(
     corners_mm: &[Point2<f64>],
     correlation: f64,
 ) -> Option<f64> {
-    let h0 = fit.pose.table_from_undistorted(camera)?;
+    let grid = uncertainty_grid(corners_mm);
+    let worst = edge_uncertainty_mm(camera, fit, &grid, correlation)?
+        .into_iter()
+        .fold(0.0, f64::max);
+    worst.is_finite().then_some(worst)
+}
+
+/// One intrinsic parameter of a camera.json, or a direction among them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Intrinsic {
+    Fx,
+    Fy,
+    /// `fx` and `fy` together (square pixels, as `--no-chessboard` fits them).
+    Focal,
+    Cx,
+    Cy,
+    /// `dist_coeffs[i]` (OpenCV order `k1, k2, p1, p2, k3`).
+    Dist(usize),
+    /// `[fx, fy, cx, cy, k1, k2, p1, p2, k3]` together, along this unit vector (an
+    /// eigenvector of their covariance).
+    Along([f64; 9]),
+}
+
+/// How far one intrinsic parameter may be off: 3 sigma, in its own units (px for
+/// focal lengths and the principal point).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntrinsicDoubt {
+    pub parameter: Intrinsic,
+    pub three_sigma: f64,
+}
+
+impl IntrinsicDoubt {
+    /// `camera` with this parameter moved by `amount`.
+    fn applied(&self, camera: &CameraIntrinsics, amount: f64) -> CameraIntrinsics {
+        let mut c = camera.clone();
+        let m = &mut c.camera_matrix;
+        match self.parameter {
+            Intrinsic::Fx => m[0][0] += amount,
+            Intrinsic::Fy => m[1][1] += amount,
+            Intrinsic::Focal => {
+                m[0][0] += amount;
+                m[1][1] += amount;
+            }
+            Intrinsic::Cx => m[0][2] += amount,
+            Intrinsic::Cy => m[1][2] += amount,
+            Intrinsic::Dist(i) => {
+                if let Some(d) = c.dist_coeffs.get_mut(i) {
+                    *d += amount;
+                }
+            }
+            Intrinsic::Along(e) => {
+                m[0][0] += amount * e[0];
+                m[1][1] += amount * e[1];
+                m[0][2] += amount * e[2];
+                m[1][2] += amount * e[3];
+                for (d, x) in c.dist_coeffs.iter_mut().zip(&e[4..]) {
+                    *d += amount * x;
+                }
+            }
+        }
+        c
+    }
+}
+
+/// The keys of a camera.json that say how well its intrinsics are known (read from
+/// the same file as [`CameraIntrinsics`]; other keys ignored): a chessboard's
+/// `intrinsics_covariance` (of `[fx, fy, cx, cy, k1, k2, p1, p2, k3]`, correlations
+/// kept) or else its `intrinsics_std_dev` (1 sigma of the same, OpenCV's
+/// `stdDeviationsIntrinsics`, taken as independent), or what `calibrate table
+/// --no-chessboard` writes.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct CameraDoubtKeys {
+    /// The covariance of the nine, correlations kept (`calibrate camera`).
+    #[serde(default)]
+    pub intrinsics_covariance: Option<[[f64; 9]; 9]>,
+    #[serde(default)]
+    pub intrinsics_std_dev: Option<Vec<f64>>,
+    #[serde(default)]
+    pub focal_uncertainty_px: Option<f64>,
+    #[serde(default)]
+    pub k1_uncertainty: Option<f64>,
+    #[serde(default)]
+    pub principal_point_doubt_px: Option<f64>,
+}
+
+impl CameraDoubtKeys {
+    /// The doubts these keys state (none for a camera.json without them). The
+    /// no-chessboard lens's focal doubt already holds the principal point's share;
+    /// the principal point's own doubt is added as well (a worst case: they partly
+    /// compensate).
+    pub fn doubts(&self) -> Vec<IntrinsicDoubt> {
+        let mut out = vec![];
+        let mut push = |parameter, three_sigma: f64| {
+            if three_sigma.is_finite() && three_sigma > 0.0 {
+                out.push(IntrinsicDoubt {
+                    parameter,
+                    three_sigma,
+                });
+            }
+        };
+        if let Some(cov) = &self.intrinsics_covariance {
+            // Independent directions: the covariance's eigenvectors, each 3 sigma
+            // of its eigenvalue.
+            let m = nalgebra::SMatrix::<f64, 9, 9>::from_fn(|r, c| cov[r][c]);
+            if m.iter().all(|v| v.is_finite()) {
+                let eigen = nalgebra::SymmetricEigen::new(m);
+                for (i, &lambda) in eigen.eigenvalues.iter().enumerate() {
+                    let e = eigen.eigenvectors.column(i);
+                    push(
+                        Intrinsic::Along(std::array::from_fn(|k| e[k])),
+                        3.0 * lambda.max(0.0).sqrt(),
+                    );
+                }
+                return out;
+            }
+        }
+        if let Some(sd) = &self.intrinsics_std_dev {
+            let params = [
+                Intrinsic::Fx,
+                Intrinsic::Fy,
+                Intrinsic::Cx,
+                Intrinsic::Cy,
+                Intrinsic::Dist(0),
+                Intrinsic::Dist(1),
+                Intrinsic::Dist(2),
+                Intrinsic::Dist(3),
+                Intrinsic::Dist(4),
+            ];
+            for (p, s) in params.into_iter().zip(sd) {
+                push(p, 3.0 * s);
+            }
+            return out;
+        }
+        if let Some(f) = self.focal_uncertainty_px {
+            push(Intrinsic::Focal, f);
+        }
+        if let Some(k1) = self.k1_uncertainty {
+            push(Intrinsic::Dist(0), k1);
+        }
+        if let Some(c) = self.principal_point_doubt_px {
+            push(Intrinsic::Cx, c);
+            push(Intrinsic::Cy, c);
+        }
+        out
+    }
+}
+
+/// How far a point on the table may be off, over a grid on the table: per point the
+/// 3-sigma radius (mm) from the edge fits' scatter and from the intrinsics' doubts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UncertaintyMap {
+    /// The grid's points (table mm): [`UNCERTAINTY_GRID`] x [`UNCERTAINTY_GRID`] over
+    /// the table's bounds, corners included, column by column.
+    pub points_mm: Vec<Point2<f64>>,
+    /// Per point: from the edge points' scatter (the pose's covariance).
+    pub edges_mm: Vec<f64>,
+    /// Per point: from the intrinsics' doubts, each moved by its 3 sigma both ways
+    /// with the pose fitted again to the same edge points, the moves in quadrature
+    /// (parameters taken as independent).
+    pub intrinsics_mm: Vec<f64>,
+}
+
+/// Points per side of the [`UncertaintyMap`]'s grid.
+pub const UNCERTAINTY_GRID: usize = 9;
+
+impl UncertaintyMap {
+    /// Per point, both parts in quadrature.
+    pub fn total_mm(&self) -> Vec<f64> {
+        self.edges_mm
+            .iter()
+            .zip(&self.intrinsics_mm)
+            .map(|(a, b)| a.hypot(*b))
+            .collect()
+    }
+    pub fn worst_mm(&self) -> f64 {
+        self.total_mm().into_iter().fold(0.0, f64::max)
+    }
+    pub fn worst_edges_mm(&self) -> f64 {
+        self.edges_mm.iter().copied().fold(0.0, f64::max)
+    }
+    pub fn worst_intrinsics_mm(&self) -> f64 {
+        self.intrinsics_mm.iter().copied().fold(0.0, f64::max)
+    }
+}
+
+/// The grid of an [`UncertaintyMap`] over the polygon's bounds.
+fn uncertainty_grid(corners_mm: &[Point2<f64>]) -> Vec<Point2<f64>> {
     let (lo, hi) = corners_mm.iter().fold(
         (
             Point2::new(f64::MAX, f64::MAX),
@@ -1137,6 +1325,27 @@ pub fn worst_position_uncertainty_mm(
             )
         },
     );
+    let n = (UNCERTAINTY_GRID - 1) as f64;
+    let mut out = Vec::with_capacity(UNCERTAINTY_GRID * UNCERTAINTY_GRID);
+    for i in 0..UNCERTAINTY_GRID {
+        for j in 0..UNCERTAINTY_GRID {
+            out.push(Point2::new(
+                lo.x + (hi.x - lo.x) * i as f64 / n,
+                lo.y + (hi.y - lo.y) * j as f64 / n,
+            ));
+        }
+    }
+    out
+}
+
+/// Per grid point, the 3-sigma radius (mm) the fit's covariance leaves.
+fn edge_uncertainty_mm(
+    camera: &CameraIntrinsics,
+    fit: &PoseFit,
+    grid: &[Point2<f64>],
+    correlation: f64,
+) -> Option<Vec<f64>> {
+    let h0 = fit.pose.table_from_undistorted(camera)?;
     let cov = fit.covariance * correlation.max(1.0);
     let image_from_table = h0.inverse();
     // The maps of the nudged poses do not depend on the point: made once.
@@ -1152,13 +1361,9 @@ pub fn worst_position_uncertainty_mm(
             ))
         })
         .collect::<Option<_>>()?;
-    let mut worst: f64 = 0.0;
-    for i in 0..=8 {
-        for j in 0..=8 {
-            let p = Point2::new(
-                lo.x + (hi.x - lo.x) * i as f64 / 8.0,
-                lo.y + (hi.y - lo.y) * j as f64 / 8.0,
-            );
+    let out: Vec<f64> = grid
+        .iter()
+        .map(|&p| {
             let px = image_from_table.apply(p);
             // d(table point seen at px)/d(pose parameters), numerically.
             let mut jac = nalgebra::Matrix2x6::<f64>::zeros();
@@ -1173,10 +1378,68 @@ pub fn worst_position_uncertainty_mm(
                 .iter()
                 .copied()
                 .fold(0.0, f64::max);
-            worst = worst.max(3.0 * largest.max(0.0).sqrt());
+            3.0 * largest.max(0.0).sqrt()
+        })
+        .collect();
+    out.iter().all(|v| v.is_finite()).then_some(out)
+}
+
+/// The [`UncertaintyMap`] of a fitted pose: the edge part as
+/// [`worst_position_uncertainty_mm`] computes it, per point; the intrinsics' part by
+/// moving each doubtful parameter by its 3 sigma each way, undistorting the same edge
+/// observations (`obs`, undistorted with `camera`) with the moved camera, fitting the
+/// pose again, and seeing where the pixel at which the fitted calibration sees each
+/// grid point lands. `None` when a map is degenerate or a fit fails.
+pub fn position_uncertainty_map(
+    camera: &CameraIntrinsics,
+    fit: &PoseFit,
+    corners_mm: &[Point2<f64>],
+    obs: &PoseObservations,
+    correlation: f64,
+    doubts: &[IntrinsicDoubt],
+) -> Option<UncertaintyMap> {
+    let grid = uncertainty_grid(corners_mm);
+    let edges_mm = edge_uncertainty_mm(camera, fit, &grid, correlation)?;
+    let image_from_table = fit.pose.table_from_undistorted(camera)?.inverse();
+    let raw: Vec<Point2<f64>> = grid
+        .iter()
+        .map(|&p| camera.distort_pixel(image_from_table.apply(p)))
+        .collect();
+    let mut sum_sq = vec![0.0; grid.len()];
+    for doubt in doubts {
+        let mut seen = vec![];
+        for sign in [1.0, -1.0] {
+            let moved = doubt.applied(camera, sign * doubt.three_sigma);
+            let again = |p: Point2<f64>| moved.undistort_pixel(camera.distort_pixel(p));
+            let moved_obs = PoseObservations {
+                corners: obs.corners.iter().map(|&(i, p)| (i, again(p))).collect(),
+                side_points: obs
+                    .side_points
+                    .iter()
+                    .map(|&(k, p)| (k, again(p)))
+                    .collect(),
+            };
+            let refit = fit_rigid_pose(&moved, corners_mm, &moved_obs, fit.pose)?;
+            let h = refit.pose.table_from_undistorted(&moved)?;
+            seen.push(
+                raw.iter()
+                    .map(|&px| h.apply(moved.undistort_pixel(px)))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        for (s, (a, b)) in sum_sq.iter_mut().zip(seen[0].iter().zip(&seen[1])) {
+            *s += ((a - b) / 2.0).norm_squared();
         }
     }
-    worst.is_finite().then_some(worst)
+    let intrinsics_mm: Vec<f64> = sum_sq.into_iter().map(f64::sqrt).collect();
+    intrinsics_mm
+        .iter()
+        .all(|v| v.is_finite())
+        .then_some(UncertaintyMap {
+            points_mm: grid,
+            edges_mm,
+            intrinsics_mm,
+        })
 }
 
 impl TableCalibration {
@@ -1571,6 +1834,105 @@ mod tests {
             worst.push(worst_position_uncertainty_mm(&cam, &fit, &rect, 1.0).unwrap());
         }
         assert!(worst[0] > 0.01 && worst[1] > 2.5 * worst[0], "{worst:?}");
+    }
+
+    /// The intrinsics' share of the map grows with their doubt and is nothing
+    /// without one; the edge share does not depend on it; a chessboard's standard
+    /// deviations and a no-chessboard lens's keys both become doubts.
+    #[test]
+    fn intrinsics_doubt_widens_the_uncertainty_map() {
+        let cam = CameraIntrinsics::pinhole([1280, 720], 1000.0);
+        let truth = pose_from(Vector3::new(450.0, -500.0, 1200.0));
+        let rect = rectangle_corners_mm(1000.0, 700.0);
+        let mut obs = side_points(&cam, &truth);
+        for (i, (_, p)) in obs.side_points.iter_mut().enumerate() {
+            p.y += if i % 2 == 0 { 0.3 } else { -0.3 };
+        }
+        let fit = fit_rigid_pose(&cam, &rect, &obs, truth).unwrap();
+        let map = |doubts: &[IntrinsicDoubt]| {
+            position_uncertainty_map(&cam, &fit, &rect, &obs, 1.0, doubts).unwrap()
+        };
+        let none = map(&[]);
+        assert_eq!(none.points_mm.len(), UNCERTAINTY_GRID * UNCERTAINTY_GRID);
+        assert_eq!(none.worst_intrinsics_mm(), 0.0);
+        let edges = none.worst_edges_mm();
+        assert!(
+            (edges - worst_position_uncertainty_mm(&cam, &fit, &rect, 1.0).unwrap()).abs() < 1e-12
+        );
+        let focal = |px| IntrinsicDoubt {
+            parameter: Intrinsic::Focal,
+            three_sigma: px,
+        };
+        let small = map(&[focal(5.0)]);
+        let large = map(&[focal(20.0)]);
+        let k1 = map(&[
+            focal(20.0),
+            IntrinsicDoubt {
+                parameter: Intrinsic::Dist(0),
+                three_sigma: 0.02,
+            },
+        ]);
+        assert!(small.worst_intrinsics_mm() > 0.01, "{small:?}");
+        assert!(
+            large.worst_intrinsics_mm() > 3.0 * small.worst_intrinsics_mm(),
+            "{} vs {}",
+            large.worst_intrinsics_mm(),
+            small.worst_intrinsics_mm()
+        );
+        assert!(k1.worst_intrinsics_mm() > large.worst_intrinsics_mm());
+        assert!(large.worst_mm() > small.worst_mm() && small.worst_mm() > none.worst_mm());
+        assert!((large.worst_edges_mm() - edges).abs() < 1e-12);
+
+        let board = CameraDoubtKeys {
+            intrinsics_std_dev: Some(vec![1.0, 1.0, 0.5, 0.5, 0.001, 0.0, 0.0, 0.0, 0.0]),
+            ..Default::default()
+        };
+        let d = board.doubts();
+        assert_eq!(d.len(), 5, "{d:?}");
+        assert_eq!(d[0].parameter, Intrinsic::Fx);
+        assert!((d[0].three_sigma - 3.0).abs() < 1e-12);
+        let lens: CameraDoubtKeys = serde_json::from_str(
+            r#"{"focal_uncertainty_px": 12.0, "k1_uncertainty": 0.003, "principal_point_doubt_px": 12.8, "views": 1}"#,
+        )
+        .unwrap();
+        let kinds: Vec<Intrinsic> = lens.doubts().iter().map(|d| d.parameter).collect();
+        assert_eq!(
+            kinds,
+            [
+                Intrinsic::Focal,
+                Intrinsic::Dist(0),
+                Intrinsic::Cx,
+                Intrinsic::Cy
+            ]
+        );
+        assert!(CameraDoubtKeys::default().doubts().is_empty());
+
+        // k2 and k3 that compensate each other (correlation -0.98): with the
+        // covariance, less than the same deviations taken as independent.
+        let (s2, s3, rho) = (0.0076, 0.015, -0.98);
+        let mut cov = [[0.0; 9]; 9];
+        cov[5][5] = s2 * s2;
+        cov[8][8] = s3 * s3;
+        cov[5][8] = rho * s2 * s3;
+        cov[8][5] = rho * s2 * s3;
+        let joint = CameraDoubtKeys {
+            intrinsics_covariance: Some(cov),
+            ..Default::default()
+        };
+        let apart = CameraDoubtKeys {
+            intrinsics_std_dev: Some(vec![0.0, 0.0, 0.0, 0.0, 0.0, s2, 0.0, 0.0, s3]),
+            ..Default::default()
+        };
+        assert_eq!(joint.doubts().len(), 2, "{:?}", joint.doubts());
+        assert!(matches!(joint.doubts()[0].parameter, Intrinsic::Along(_)));
+        let (joint, apart) = (map(&joint.doubts()), map(&apart.doubts()));
+        assert!(
+            joint.worst_intrinsics_mm() > 0.0
+                && joint.worst_intrinsics_mm() < 0.8 * apart.worst_intrinsics_mm(),
+            "{} vs {}",
+            joint.worst_intrinsics_mm(),
+            apart.worst_intrinsics_mm()
+        );
     }
 
     proptest::proptest! {

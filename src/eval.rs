@@ -1,11 +1,15 @@
 //! Tracker accuracy against ground truth (`fishtrack eval`): a record made by
 //! `analyse` compared with the simulator's truth, shot by shot and frame by frame;
 //! several such comparisons pooled into totals; the evaluation set's definition
-//! ([`Suite`], `eval/suite.json`); and the random sweep's clips ([`sweep_clips`]).
+//! ([`Suite`], `eval/suite.json`); the random sweep's clips ([`sweep_clips`]); and
+//! how far a table calibration fishtrack made itself is from the simulator's true one
+//! ([`check_calibration`], for `eval --calibration table|no-chessboard`).
 //! Pure; the truth reaches it through [`TruthPoses`] (per-frame true poses) and a
 //! truth record (shots with the true flick/rest frames, lost items, scores).
-//! Uses: model, record, sim::look.
+//! Uses: model, record, sim::look, calibration, geometry.
 
+use crate::calibration::TableCalibration;
+use crate::geometry::Point;
 use crate::model::{FrameIdx, ItemId, Pose};
 use crate::record::{Record, Shot};
 use crate::sim::look::Look;
@@ -541,6 +545,142 @@ pub fn angle_diff(a: f64, b: f64) -> f64 {
     d.min(std::f64::consts::TAU - d)
 }
 
+/// How far a table calibration made by fishtrack (`calibrate table`) is from the
+/// true one: where it puts each table corner in the picture, where it puts points of
+/// the table, and its focal length.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct CalibrationCheck {
+    /// Per corner of ours (its `image_corners_px`), px from where the true camera
+    /// sees that table point.
+    pub corner_px: Vec<f64>,
+    /// The largest of `corner_px`.
+    pub worst_corner_px: f64,
+    /// Over a grid of [`CHECK_GRID`] table points: where ours maps the pixel at which
+    /// the true calibration sees each point, the worst distance from it (mm).
+    pub worst_table_mm: f64,
+    /// Ours numbers the corners from the truth's opposite corner (a rectangle's
+    /// half-turn: the same table seen, corner 0 at the truth's corner 2).
+    pub half_turn: bool,
+    /// Ours' focal length against the truth's, % (fx), when its camera is its own
+    /// (`--no-chessboard`); `None` when it used the true camera.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub focal_error_percent: Option<f64>,
+    /// What ours claims (`position_uncertainty_mm` in its table.json), when written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claimed_mm: Option<f64>,
+}
+
+/// The table points [`check_calibration`] measures: `CHECK_GRID[0]` x `CHECK_GRID[1]`
+/// evenly over the table's bounds (corners included), those on the table.
+pub const CHECK_GRID: [usize; 2] = [11, 8];
+
+/// How far `ours` is from `truth` ([`CalibrationCheck`]), for the same camera and
+/// table. Corner 0 of ours may be the truth's corner 0 or, a half-turn about the
+/// table's centre, the opposite one: whichever puts the table nearer is taken.
+pub fn check_calibration(truth: &TableCalibration, ours: &TableCalibration) -> CalibrationCheck {
+    let (lo, hi) = ours.table.bounds();
+    let mut grid = Vec::new();
+    for i in 0..CHECK_GRID[0] {
+        for j in 0..CHECK_GRID[1] {
+            let u = i as f64 / (CHECK_GRID[0] - 1) as f64;
+            let v = j as f64 / (CHECK_GRID[1] - 1) as f64;
+            let p = Point::new(lo.x + u * (hi.x - lo.x), lo.y + v * (hi.y - lo.y));
+            // On the table, or on its outline (a corner, a side).
+            if ours.table.signed_distance(p) >= -1e-6 {
+                grid.push(p);
+            }
+        }
+    }
+    let turn = |p: Point, half: bool| {
+        if half {
+            Point::new(lo.x + hi.x - p.x, lo.y + hi.y - p.y)
+        } else {
+            p
+        }
+    };
+    let worst_for = |half: bool| {
+        grid.iter()
+            .map(|&p| {
+                let px = truth.pixel_from_table(turn(p, half));
+                let d = (ours.table_from_pixel(px) - p).norm();
+                if d.is_finite() {
+                    d
+                } else {
+                    f64::INFINITY
+                }
+            })
+            .fold(0.0, f64::max)
+    };
+    let (straight, turned) = (worst_for(false), worst_for(true));
+    let half_turn = turned < straight;
+    let corners: Vec<nalgebra::Point2<f64>> =
+        if ours.file.image_corners_px.len() == ours.table.corners().len() {
+            ours.file
+                .image_corners_px
+                .iter()
+                .map(|&[u, v]| nalgebra::Point2::new(u, v))
+                .collect()
+        } else {
+            ours.table
+                .corners()
+                .iter()
+                .map(|&c| ours.pixel_from_table(c))
+                .collect()
+        };
+    let corner_px: Vec<f64> = ours
+        .table
+        .corners()
+        .iter()
+        .zip(&corners)
+        .map(|(&c, px)| (truth.pixel_from_table(turn(c, half_turn)) - px).norm())
+        .collect();
+    let same_camera = ours.camera.camera_matrix == truth.camera.camera_matrix
+        && ours.camera.dist_coeffs == truth.camera.dist_coeffs;
+    CalibrationCheck {
+        worst_corner_px: corner_px.iter().copied().fold(0.0, f64::max),
+        corner_px,
+        worst_table_mm: straight.min(turned),
+        half_turn,
+        focal_error_percent: (!same_camera)
+            .then(|| 100.0 * (ours.camera.fx() / truth.camera.fx() - 1.0)),
+        claimed_mm: None,
+    }
+}
+
+/// Several clips' [`CalibrationCheck`]s together: the median and worst of each figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct CalibrationSummary {
+    pub clips: usize,
+    pub worst_corner_px: Spread,
+    pub worst_table_mm: Spread,
+    /// |focal error| %, over the clips that found their own camera.
+    pub focal_error_percent: Spread,
+    /// Clips whose table error is over what their calibration claimed.
+    pub over_claim: usize,
+}
+
+/// Pools clips' calibration checks.
+pub fn pool_calibration<'a>(
+    checks: impl IntoIterator<Item = &'a CalibrationCheck>,
+) -> CalibrationSummary {
+    let checks: Vec<&CalibrationCheck> = checks.into_iter().collect();
+    CalibrationSummary {
+        clips: checks.len(),
+        worst_corner_px: Spread::of(checks.iter().map(|c| c.worst_corner_px).collect()),
+        worst_table_mm: Spread::of(checks.iter().map(|c| c.worst_table_mm).collect()),
+        focal_error_percent: Spread::of(
+            checks
+                .iter()
+                .filter_map(|c| c.focal_error_percent.map(f64::abs))
+                .collect(),
+        ),
+        over_claim: checks
+            .iter()
+            .filter(|c| c.claimed_mm.is_some_and(|m| c.worst_table_mm > m))
+            .count(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -776,5 +916,61 @@ mod tests {
         };
         assert_eq!(switches([100.0, -6.0]), 0);
         assert_eq!(switches([300.0, 100.0]), 1);
+    }
+
+    fn calibration(rows: [[f64; 3]; 3], corners_px: [[f64; 2]; 4]) -> TableCalibration {
+        let file = crate::calibration::TableFile {
+            corners_mm: vec![[0.0, 0.0], [1000.0, 0.0], [1000.0, 700.0], [0.0, 700.0]],
+            image_corners_px: corners_px.to_vec(),
+            homography: rows,
+            camera: crate::calibration::CameraIntrinsics::pinhole([1280, 720], 900.0),
+            reprojection_error_mm: 0.0,
+        };
+        TableCalibration::from_file(file, "test").unwrap()
+    }
+
+    const PX: [[f64; 2]; 4] = [
+        [100.0, 50.0],
+        [1100.0, 50.0],
+        [1100.0, 610.0],
+        [100.0, 610.0],
+    ];
+
+    #[test]
+    fn calibration_check_measures_the_offset_and_sees_the_half_turn() {
+        let truth = calibration(
+            [[1.0, 0.0, -100.0], [0.0, 1.25, -62.5], [0.0, 0.0, 1.0]],
+            PX,
+        );
+        let same = check_calibration(&truth, &truth);
+        assert!(
+            same.worst_table_mm < 1e-9 && same.worst_corner_px < 1e-9,
+            "{same:?}"
+        );
+        assert_eq!(same.corner_px.len(), 4);
+        assert!(!same.half_turn && same.focal_error_percent.is_none());
+        // Ours 2 px to the right everywhere: every point 2 mm off along x.
+        let moved_px = PX.map(|[u, v]| [u + 2.0, v]);
+        let moved = calibration(
+            [[1.0, 0.0, -102.0], [0.0, 1.25, -62.5], [0.0, 0.0, 1.0]],
+            moved_px,
+        );
+        let c = check_calibration(&truth, &moved);
+        assert!((c.worst_table_mm - 2.0).abs() < 1e-9, "{c:?}");
+        assert!((c.worst_corner_px - 2.0).abs() < 1e-9, "{c:?}");
+        // The same table numbered from the opposite corner.
+        let turned_px = [PX[2], PX[3], PX[0], PX[1]];
+        let turned = calibration(
+            [[-1.0, 0.0, 1100.0], [0.0, -1.25, 762.5], [0.0, 0.0, 1.0]],
+            turned_px,
+        );
+        let t = check_calibration(&truth, &turned);
+        assert!(
+            t.half_turn && t.worst_table_mm < 1e-9 && t.worst_corner_px < 1e-9,
+            "{t:?}"
+        );
+        let summary = pool_calibration([&same, &c, &t]);
+        assert_eq!(summary.clips, 3);
+        assert!((summary.worst_table_mm.max - 2.0).abs() < 1e-9);
     }
 }

@@ -27,7 +27,9 @@ pub enum CalibrateCommand {
     /// the board in the views (a part of its grid is found too, and calibrates to a
     /// wrong focal length) is refused, naming the size seen; so is a size found in too
     /// few views when a neighbouring size is found instead. The result keeps the
-    /// RMS reprojection error and per-view errors, and the command prints how many
+    /// RMS reprojection error and per-view errors, how well each intrinsic parameter
+    /// is known (standard deviations and their covariance, which `calibrate table`
+    /// carries into how far a point on the table may be off), and the command prints how many
     /// corners were seen in each ninth of the picture, so you know where to add views.
     Camera(CameraArgs),
     /// The table plane from a frame of the empty table (writes table.json).
@@ -41,8 +43,10 @@ pub enum CalibrateCommand {
     /// the floor. When found automatically, the table.json written is that of a rigid
     /// camera with the given intrinsics fitted to every edge point (given corners are
     /// kept as given, and only judged by that fit), with the worst-case position error over the table
-    /// (`position_uncertainty_mm`) from the edge fits' scatter. Also writes a check
-    /// picture (the undistorted frame with the outline and a grid).
+    /// (`position_uncertainty_mm`) from the edge fits' scatter and, where camera.json
+    /// states it (`calibrate camera` writes intrinsics_std_dev), the intrinsics'
+    /// uncertainty. Also writes a check picture (the undistorted frame with the
+    /// outline, a grid and the map of that uncertainty over the table).
     ///
     /// A calibration that disagrees with itself is refused (exit code 1, no
     /// table.json, the check picture still written): when a seen corner lies over
@@ -225,13 +229,13 @@ mod imp {
     use crate::calibration::board::{BoardPage, Paper};
     use crate::calibration::table_lens::MAX_FOCAL_UNCERTAINTY;
     use crate::calibration::{
-        sparse_cells, CameraIntrinsics, TableCalibration, TableDoubt, TableFile,
+        sparse_cells, CameraDoubtKeys, CameraIntrinsics, TableCalibration, TableDoubt, TableFile,
     };
     use crate::cli::progress_bar;
     use crate::vision::calibrate::{
         collect_views_from_images, collect_views_from_video, draw_table_check, parse_corners,
-        solve_camera, solve_lens_from_table, solve_table, Chessboard, OutlierRule, SubpixWindow,
-        MIN_FINDABLE_CORNERS, STANDARD_SUBPIX_HALF,
+        solve_camera, solve_lens_from_table, solve_table_with_doubts, Chessboard, OutlierRule,
+        SubpixWindow, MIN_FINDABLE_CORNERS, STANDARD_SUBPIX_HALF,
     };
     use crate::vision::capture::{Frame, FrameSource};
     use anyhow::{bail, Context};
@@ -310,6 +314,15 @@ mod imp {
         no_board: Vec<String>,
         /// Corners of the used views in each ninth of the picture, rows top to bottom.
         coverage: [[usize; 3]; 3],
+        /// 1 sigma of `[fx, fy, cx, cy, k1, k2, p1, p2, k3]` (OpenCV's
+        /// stdDeviationsIntrinsics): `calibrate table` carries them into its
+        /// position uncertainty.
+        #[serde(skip_serializing_if = "<[f64]>::is_empty")]
+        intrinsics_std_dev: &'a [f64],
+        /// The covariance of the same nine, correlations kept (the views' poses
+        /// marginalised out); `calibrate table` prefers it to the deviations.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        intrinsics_covariance: Option<[[f64; 9]; 9]>,
     }
 
     pub fn camera(a: CameraArgs) -> anyhow::Result<()> {
@@ -357,6 +370,8 @@ mod imp {
             dropped_views: solution.dropped.clone(),
             no_board: search.missed.clone(),
             coverage: solution.coverage,
+            intrinsics_std_dev: &solution.intrinsics_std_dev,
+            intrinsics_covariance: solution.intrinsics_covariance,
         };
         let text = serde_json::to_string_pretty(&out).context("serialising camera.json")?;
         write_file(&a.output, &(text.clone() + "\n"))?;
@@ -483,10 +498,16 @@ mod imp {
         corners_found_automatically: bool,
         /// Per corner: mm between the seen corner and the rigid camera's.
         corner_offsets_mm: &'a [f64],
-        /// Worst-case (3 sigma) position error over the table, mm, from the edge
-        /// fits' scatter (automatic only).
+        /// Worst-case (3 sigma) position error over the table, mm (automatic only):
+        /// the edge fits' scatter and the intrinsics' doubts, per point in quadrature.
         #[serde(skip_serializing_if = "Option::is_none")]
         position_uncertainty_mm: Option<f64>,
+        /// Its two parts, each the worst over the table: from the edges' scatter, and
+        /// from the intrinsics' uncertainty as camera.json states it (0 when it states none).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        position_uncertainty_edges_mm: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        position_uncertainty_intrinsics_mm: Option<f64>,
         /// Per side (corner k to k + 1): whether its side face was in view.
         side_face_in_view: [bool; 4],
         /// Why the calibration disagrees with itself, when written with --force.
@@ -600,21 +621,39 @@ mod imp {
         } else {
             None
         };
-        let camera = match &lens {
+        // The intrinsics and how far they may be off (camera.json's own keys; the
+        // lens found here, its fit's).
+        let (camera, doubt_keys) = match &lens {
             Some(lens) => {
                 let mut camera = lens.fit.camera.clone();
                 camera.view_names = frames.iter().map(|f| f.name.clone()).collect();
-                camera
+                let keys = CameraDoubtKeys {
+                    focal_uncertainty_px: Some(lens.fit.focal_uncertainty_px),
+                    k1_uncertainty: Some(lens.fit.k1_uncertainty),
+                    principal_point_doubt_px: Some(lens.principal_doubt_px),
+                    ..CameraDoubtKeys::default()
+                };
+                (camera, keys)
             }
             None => {
                 let path = a
                     .camera
                     .as_ref()
                     .context("--camera camera.json is needed (or --no-chessboard)")?;
-                CameraIntrinsics::load(path)?
+                let camera = CameraIntrinsics::load(path)?;
+                let keys: CameraDoubtKeys = crate::config::load_json(path)
+                    .with_context(|| format!("{}: its uncertainty keys", path.display()))?;
+                (camera, keys)
             }
         };
-        let mut solution = solve_table(&first.image, &camera, w_mm, h_mm, corners)?;
+        let mut solution = solve_table_with_doubts(
+            &first.image,
+            &camera,
+            &doubt_keys.doubts(),
+            w_mm,
+            h_mm,
+            corners,
+        )?;
         if lens.is_some() {
             solution.doubt = solution.doubt.map(|d| TableDoubt {
                 lens_from_table: true,
@@ -625,7 +664,13 @@ mod imp {
         let calibration = TableCalibration::from_file(solution.file.clone(), &origin)?;
         let check_path = a.check.clone().unwrap_or_else(|| check_path_for(&a.output));
         // The check picture first: when the calibration is refused it shows why.
-        write_check(&first.image, &calibration, a.grid, &check_path)?;
+        write_check(
+            &first.image,
+            &calibration,
+            a.grid,
+            solution.uncertainty_map.as_ref(),
+            &check_path,
+        )?;
         if let Some(doubt) = &solution.doubt {
             if !a.force {
                 let written = if lens.is_some() {
@@ -673,6 +718,14 @@ mod imp {
             corners_found_automatically: solution.automatic,
             corner_offsets_mm: &solution.corner_offsets_mm,
             position_uncertainty_mm: solution.uncertainty_mm,
+            position_uncertainty_edges_mm: solution
+                .uncertainty_map
+                .as_ref()
+                .map(|m| m.worst_edges_mm()),
+            position_uncertainty_intrinsics_mm: solution
+                .uncertainty_map
+                .as_ref()
+                .map(|m| m.worst_intrinsics_mm()),
             side_face_in_view: solution.face_in_view,
             forced_despite: solution.doubt.as_ref().map(|d| d.to_string()),
         };
@@ -764,10 +817,18 @@ mod imp {
                 faces.join(", ")
             );
         }
-        if let Some(u) = solution.uncertainty_mm {
+        if let Some(map) = &solution.uncertainty_map {
             say!(
                 o,
-                "  a point on the table may be off by up to {u:.2} mm (worst case over the table, 3 sigma of the edge fits)"
+                "  a point on the table may be off by up to {:.2} mm (worst case over the table, 3 sigma: {:.2} from the edge fits, {:.2} from the intrinsics' uncertainty{}; map in the check picture)",
+                map.worst_mm(),
+                map.worst_edges_mm(),
+                map.worst_intrinsics_mm(),
+                if doubt_keys.doubts().is_empty() {
+                    ", which camera.json does not state"
+                } else {
+                    ""
+                }
             );
         }
         let given = w_mm / h_mm;
@@ -813,9 +874,10 @@ mod imp {
         frame: &opencv::core::Mat,
         calibration: &TableCalibration,
         grid_mm: f64,
+        map: Option<&crate::calibration::UncertaintyMap>,
         path: &Path,
     ) -> anyhow::Result<()> {
-        let picture = draw_table_check(frame, calibration, grid_mm)?;
+        let picture = draw_table_check(frame, calibration, grid_mm, map)?;
         // The check picture is written first, before the folder existed otherwise.
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)

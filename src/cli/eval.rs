@@ -2,14 +2,19 @@
 //! ground truth — one table of figures, or `--json`. With `--suite`, the whole
 //! evaluation set (`eval/suite.json`): every clip simulated (once; kept in the work
 //! folder while its truth is unchanged), analysed, compared with its truth, and one
-//! table with a row per clip and the pooled totals.
+//! table with a row per clip and the pooled totals. With `--calibration table` or
+//! `no-chessboard`, each clip is analysed with the table calibration fishtrack makes
+//! itself (`calibrate table` on a render of the clip's empty table, `empty.png`)
+//! instead of the simulator's, and how far that calibration is from the truth is
+//! reported beside the figures.
 //! Uses: eval (figures, pooling, the suite), sim (scenarios, truth), rules (the
 //! truth's scores), record, config; runs `simulate` and `analyse` as child processes
-//! of this same binary.
+//! of this same binary (and `calibrate table`; the empty table is rendered here,
+//! by vision::render).
 
 use super::Rule;
 use anyhow::{bail, Context};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -17,9 +22,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use crate::calibration::TableCalibration;
 use crate::eval::{
-    evaluate, pool, sweep_clips, ClipSpec, EvalSamples, Evaluation, LookChoice, Spread, Suite,
-    TruthPoses,
+    check_calibration, evaluate, pool, pool_calibration, sweep_clips, CalibrationCheck,
+    CalibrationSummary, ClipSpec, EvalSamples, Evaluation, LookChoice, Spread, Suite, TruthPoses,
 };
 use crate::model::{FrameIdx, ItemId, Pose};
 use crate::record::Record;
@@ -88,6 +94,36 @@ pub struct EvalArgs {
     /// Only list what the set covers (plays the physics, renders and analyses nothing).
     #[arg(long, requires = "set")]
     pub list: bool,
+    /// The table calibration each clip is analysed with: the simulator's true one, or
+    /// one fishtrack makes itself from a render of the clip's empty table (empty.png in
+    /// the clip's folder), so that the evaluation covers the whole chain: `table` runs
+    /// `calibrate table` with the true camera.json, `no-chessboard` runs `calibrate table
+    /// --no-chessboard` (the lens found from the table too). How far each calibration is
+    /// from the truth is printed after the table; a calibration refused fails its clip.
+    #[arg(long, value_enum, default_value_t = CalibrationSource::Truth, requires = "set")]
+    pub calibration: CalibrationSource,
+}
+
+/// Where `eval --suite` takes each clip's table calibration from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CalibrationSource {
+    /// The simulator's true table.json.
+    Truth,
+    /// `calibrate table` on the clip's empty table, with the true camera.json.
+    Table,
+    /// `calibrate table --no-chessboard` on the clip's empty table.
+    NoChessboard,
+}
+
+impl CalibrationSource {
+    fn slug(self) -> &'static str {
+        match self {
+            CalibrationSource::Truth => "truth",
+            CalibrationSource::Table => "table",
+            CalibrationSource::NoChessboard => "no-chessboard",
+        }
+    }
 }
 
 impl EvalArgs {
@@ -201,6 +237,8 @@ pub fn print_table(e: &Evaluation) {
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 struct Seconds {
     simulate: f64,
+    /// Rendering the empty table and `calibrate table` (`--calibration` other than truth).
+    calibrate: f64,
     analyse: f64,
     eval: f64,
 }
@@ -220,6 +258,9 @@ struct ClipResult {
     seconds: Seconds,
     #[serde(skip_serializing_if = "Option::is_none")]
     evaluation: Option<Evaluation>,
+    /// How far fishtrack's own table calibration is from the truth (`--calibration`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    calibration: Option<CalibrationCheck>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -237,6 +278,7 @@ struct SuiteRun<'a> {
     size: Option<&'a str>,
     fresh: bool,
     reuse_records: bool,
+    calibration: CalibrationSource,
 }
 
 /// `--json` output of a suite.
@@ -248,6 +290,10 @@ struct SuiteReport<'a> {
     seed: Option<u64>,
     clips: &'a [ClipResult],
     total: Evaluation,
+    /// Where the table calibrations came from, and (not from the truth) how far they are from it.
+    calibration: CalibrationSource,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    calibration_total: Option<CalibrationSummary>,
     clips_failed: usize,
     seconds: Seconds,
     wall_seconds: f64,
@@ -261,9 +307,16 @@ struct SetRun {
     seconds: Seconds,
     wall: f64,
     jobs: usize,
+    calibration: CalibrationSource,
 }
 
 impl SetRun {
+    /// The clips' calibration checks pooled, when the calibrations were fishtrack's own.
+    fn calibration_total(&self) -> Option<CalibrationSummary> {
+        (self.calibration != CalibrationSource::Truth)
+            .then(|| pool_calibration(self.results.iter().filter_map(|r| r.calibration.as_ref())))
+    }
+
     fn failed(&self) -> usize {
         self.results
             .iter()
@@ -282,9 +335,18 @@ impl SetRun {
             }
         }
         println!(
-            "time: simulate {:.0} s, analyse {:.0} s, eval {:.1} s (summed over clips); \
+            "time: simulate {:.0} s, {}analyse {:.0} s, eval {:.1} s (summed over clips); \
              wall {:.0} s with {} at once",
-            self.seconds.simulate, self.seconds.analyse, self.seconds.eval, self.wall, self.jobs
+            self.seconds.simulate,
+            if self.calibration == CalibrationSource::Truth {
+                String::new()
+            } else {
+                format!("calibrate {:.0} s, ", self.seconds.calibrate)
+            },
+            self.seconds.analyse,
+            self.seconds.eval,
+            self.wall,
+            self.jobs
         );
     }
 
@@ -295,6 +357,8 @@ impl SetRun {
             seed,
             clips: &self.results,
             total: self.total.clone(),
+            calibration: self.calibration,
+            calibration_total: self.calibration_total(),
             clips_failed: self.failed(),
             seconds: self.seconds,
             wall_seconds: self.wall,
@@ -330,6 +394,7 @@ fn run_suite(path: &Path, args: &EvalArgs) -> anyhow::Result<()> {
         run.print_json(path.display().to_string(), None)?;
     } else {
         print!("{}", suite_table(&run.results, &run.total));
+        print!("{}", calibration_table(&run));
         run.print_notes();
     }
     run.check(&args.work())
@@ -367,6 +432,7 @@ fn run_sweep(n: usize, args: &EvalArgs) -> anyhow::Result<()> {
     } else {
         println!("sweep seed {seed}: {n} clips");
         print!("{}", sweep_table(&run.results, &run.total));
+        print!("{}", calibration_table(&run));
         run.print_notes();
     }
     run.check(&args.work())
@@ -410,6 +476,7 @@ fn run_set(
         size: args.size.as_deref(),
         fresh: args.fresh,
         reuse_records: args.reuse_records,
+        calibration: args.calibration,
     };
     let pool_threads = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
@@ -457,6 +524,7 @@ fn run_set(
     let mut seconds = Seconds::default();
     for r in &results {
         seconds.simulate += r.seconds.simulate;
+        seconds.calibrate += r.seconds.calibrate;
         seconds.analyse += r.seconds.analyse;
         seconds.eval += r.seconds.eval;
     }
@@ -466,6 +534,7 @@ fn run_set(
         seconds,
         wall,
         jobs,
+        calibration: args.calibration,
     }))
 }
 
@@ -484,6 +553,7 @@ fn list_suite(
         size: args.size.as_deref(),
         fresh: false,
         reuse_records: false,
+        calibration: args.calibration,
     };
     let mut rows: Vec<Vec<String>> = vec![[
         "clip",
@@ -601,6 +671,7 @@ fn run_clip(ctx: &SuiteRun, spec: &ClipSpec, plan: Option<anyhow::Result<Plan>>)
         reused_video: false,
         seconds: Seconds::default(),
         evaluation: None,
+        calibration: None,
         error: None,
         notes: vec![],
         samples: EvalSamples::default(),
@@ -750,12 +821,20 @@ fn clip_steps(
     crate::config::save_json(&truth.game, &game_path)?;
     r.seconds.simulate = seconds + started.elapsed().as_secs_f64();
 
+    // The table calibration to analyse with: the truth's, or fishtrack's own.
+    let (table_path, record_path) = match ctx.calibration {
+        CalibrationSource::Truth => (dir.join("table.json"), dir.join("record.json")),
+        mode => {
+            let started = Instant::now();
+            let table = calibrate_clip(ctx, mode, &scenario, &truth, &dir, r);
+            r.seconds.calibrate = started.elapsed().as_secs_f64();
+            (table?, dir.join(format!("record-{}.json", mode.slug())))
+        }
+    };
     let started = Instant::now();
-    let record_path = dir.join("record.json");
     if !(ctx.reuse_records && record_path.exists()) {
         let _ = std::fs::remove_file(&record_path);
         let mm_per_px = ctx.suite.mm_per_px.map(|m| m.to_string());
-        let table_path = dir.join("table.json");
         let mut a: Vec<&std::ffi::OsStr> = vec![
             "analyse".as_ref(),
             video.as_os_str(),
@@ -789,6 +868,146 @@ fn clip_steps(
     r.samples = s;
     r.seconds.eval = started.elapsed().as_secs_f64();
     Ok(())
+}
+
+/// Renders the clip's empty table (`empty.png`), calibrates the table from it with
+/// `calibrate table` as `mode` says, into `calibration-<mode>/` (log
+/// `calibrate-<mode>.log`), and measures that calibration against the truth's into
+/// `r.calibration`. The table.json written; an error when the calibration is refused.
+fn calibrate_clip(
+    ctx: &SuiteRun,
+    mode: CalibrationSource,
+    scenario: &Scenario,
+    truth: &Truth,
+    dir: &Path,
+    r: &mut ClipResult,
+) -> anyhow::Result<PathBuf> {
+    let empty = dir.join("empty.png");
+    render_empty(scenario, truth, &empty).context("rendering the empty table")?;
+    let out = dir.join(format!("calibration-{}", mode.slug()));
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let table_path = out.join("table.json");
+    // A refused calibration writes nothing: no earlier run's file may stand in for it.
+    let _ = std::fs::remove_file(&table_path);
+    let (lo, hi) = truth.table().context("the truth's table polygon")?.bounds();
+    let size = format!("{}x{}", hi.x - lo.x, hi.y - lo.y);
+    let camera = dir.join("camera.json");
+    let lens = out.join("camera.json");
+    let mut a: Vec<&std::ffi::OsStr> = vec![
+        "calibrate".as_ref(),
+        "table".as_ref(),
+        "--image".as_ref(),
+        empty.as_os_str(),
+        "--size".as_ref(),
+        size.as_ref(),
+        "-o".as_ref(),
+        table_path.as_os_str(),
+    ];
+    match mode {
+        CalibrationSource::Truth | CalibrationSource::Table => {
+            a.extend(["--camera".as_ref(), camera.as_os_str()]);
+        }
+        CalibrationSource::NoChessboard => {
+            a.extend([
+                "--no-chessboard".as_ref(),
+                "--camera-output".as_ref(),
+                lens.as_os_str(),
+            ]);
+        }
+    }
+    let log = dir.join(format!("calibrate-{}.log", mode.slug()));
+    child(&ctx.exe, &a, &log).with_context(|| format!("calibrate table ({})", mode.slug()))?;
+    let true_table = TableCalibration::from_file(truth.table.clone(), "truth.json")
+        .context("the truth's table calibration")?;
+    let ours = TableCalibration::load(&table_path)?;
+    let mut check = check_calibration(&true_table, &ours);
+    let written: serde_json::Value = crate::config::load_json(&table_path)?;
+    check.claimed_mm = written["position_uncertainty_mm"].as_f64();
+    r.calibration = Some(check);
+    Ok(table_path)
+}
+
+/// The clip's table with nothing on it and no hand, as its camera sees it in its
+/// first frame, written to `path` (PNG).
+#[cfg(feature = "opencv")]
+fn render_empty(scenario: &Scenario, truth: &Truth, path: &Path) -> anyhow::Result<()> {
+    use crate::vision::render::{write_image, Renderer};
+    let mut renderer = Renderer::new(truth, &scenario.render, truth.seed)?;
+    let empty = FrameTruth {
+        frame: 0,
+        items: BTreeMap::new(),
+        hand: None,
+    };
+    let img = renderer.render_frame(None, &empty, truth.video.fps)?;
+    write_image(path, &img)?;
+    Ok(())
+}
+
+#[cfg(not(feature = "opencv"))]
+fn render_empty(_: &Scenario, _: &Truth, _: &Path) -> anyhow::Result<()> {
+    bail!(
+        "--calibration table|no-chessboard renders the empty table: it needs the `opencv` feature"
+    )
+}
+
+/// After the figures, with `--calibration` other than truth: a row a clip saying how
+/// far its table calibration is from the truth's, then the pooled figures.
+fn calibration_table(run: &SetRun) -> String {
+    let Some(total) = run.calibration_total() else {
+        return String::new();
+    };
+    let mut rows: Vec<Vec<String>> = vec![[
+        "clip",
+        "corners px",
+        "worst px",
+        "table mm",
+        "claimed mm",
+        "focal %",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()];
+    for r in &run.results {
+        let mut row = vec![r.spec.name.clone()];
+        match &r.calibration {
+            Some(c) => row.extend([
+                c.corner_px
+                    .iter()
+                    .map(|x| format!("{x:.2}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                format!("{:.2}", c.worst_corner_px),
+                format!("{:.2}", c.worst_table_mm),
+                c.claimed_mm.map_or("-".into(), |m| format!("{m:.2}")),
+                c.focal_error_percent
+                    .map_or("-".into(), |f| format!("{f:+.2}")),
+            ]),
+            None => row.push("none (refused or failed: see below)".into()),
+        }
+        rows.push(row);
+    }
+    let spread = |s: &Spread| {
+        if s.count == 0 {
+            "-".to_string()
+        } else {
+            format!("median {:.2}, max {:.2}", s.median, s.max)
+        }
+    };
+    let mut out = format!(
+        "\ntable calibration: fishtrack's own (--calibration {}), against the truth's\n",
+        run.calibration.slug()
+    );
+    out += &super::columns(&rows, &[0, 1], &[1], Rule::Whole);
+    out += &format!(
+        "calibrated {} of {} clips; worst corner px {}; table mm {} ({} over their claim); |focal| % {}\n",
+        total.clips,
+        run.results.len(),
+        spread(&total.worst_corner_px),
+        spread(&total.worst_table_mm),
+        total.over_claim,
+        spread(&total.focal_error_percent)
+    );
+    out
 }
 
 /// Runs this binary with `args`, its output into `log`; an error carries the

@@ -48,8 +48,9 @@ use crate::calibration::table_lens::{
 };
 use crate::calibration::{
     corner_offsets_mm, coverage_grid, fit_rigid_pose, judge_table_fit, order_table_corners,
-    rectangle_corners_mm, sides_showing_face, worst_position_uncertainty_mm, CameraIntrinsics,
-    Homography, Line2, PoseObservations, RigidPose, TableCalibration, TableDoubt, TableFile,
+    position_uncertainty_map, rectangle_corners_mm, sides_showing_face, CameraIntrinsics,
+    Homography, IntrinsicDoubt, Line2, PoseObservations, RigidPose, TableCalibration, TableDoubt,
+    TableFile, UncertaintyMap,
 };
 use crate::model::FrameIdx;
 use crate::vision::board_size::{check_board_size, whole_board_size, FRAMES_KEPT_FOR_OTHER_SIZES};
@@ -637,6 +638,12 @@ pub struct CameraSolution {
     pub dropped: Vec<(String, f64)>,
     /// Corners of the used views per 3x3 image cell (`[row][col]`, row 0 on top).
     pub coverage: [[usize; 3]; 3],
+    /// 1 sigma of `[fx, fy, cx, cy, k1, k2, p1, p2, k3]` (OpenCV's
+    /// `stdDeviationsIntrinsics`), as far as OpenCV gave them.
+    pub intrinsics_std_dev: Vec<f64>,
+    /// The covariance of the same nine (the views' poses marginalised out), from the
+    /// reprojection's Jacobian at the solution; `None` when singular.
+    pub intrinsics_covariance: Option<[[f64; 9]; 9]>,
 }
 
 struct RawSolution {
@@ -644,6 +651,78 @@ struct RawSolution {
     k: Mat,
     dist: Mat,
     per_view: Vec<f64>,
+    std_dev: Vec<f64>,
+    covariance: Option<[[f64; 9]; 9]>,
+}
+
+/// The covariance of `[fx, fy, cx, cy, k1, k2, p1, p2, k3]` at a chessboard solution:
+/// the reprojection's Jacobian (OpenCV's `projectPoints`) over the intrinsics and every
+/// view's pose, the poses eliminated (Schur complement), scaled by the residuals'
+/// variance — what OpenCV's standard deviations are the diagonal of, with the
+/// correlations kept (k2 and k3 compensate each other almost exactly).
+fn intrinsics_covariance(
+    object: &Vector<Vector<Point3f>>,
+    rvecs: &Vector<Mat>,
+    tvecs: &Vector<Mat>,
+    k: &Mat,
+    dist: &Mat,
+    rms: f64,
+) -> Result<Option<[[f64; 9]; 9]>, CalibrateError> {
+    use nalgebra::{SMatrix, SVector};
+    let mut schur = SMatrix::<f64, 9, 9>::zeros();
+    let mut points = 0usize;
+    for v in 0..object.len() {
+        let obj = object.get(v)?;
+        let (mut projected, mut jac) = (Mat::default(), Mat::default());
+        calib3d::project_points(
+            &obj,
+            &rvecs.get(v)?,
+            &tvecs.get(v)?,
+            k,
+            dist,
+            &mut projected,
+            &mut jac,
+            0.0,
+        )?;
+        // Columns: rotation (3), translation (3), fx fy, cx cy, k1 k2 p1 p2 k3.
+        if jac.cols() < 15 {
+            return Ok(None);
+        }
+        let mut a = SMatrix::<f64, 9, 9>::zeros();
+        let mut b = SMatrix::<f64, 9, 6>::zeros();
+        let mut c = SMatrix::<f64, 6, 6>::zeros();
+        for r in 0..jac.rows() {
+            let row = |i: i32| jac.at_2d::<f64>(r, i).copied();
+            let e =
+                SVector::<f64, 6>::from_iterator((0..6).map(row).collect::<Result<Vec<_>, _>>()?);
+            let n =
+                SVector::<f64, 9>::from_iterator((6..15).map(row).collect::<Result<Vec<_>, _>>()?);
+            a += n * n.transpose();
+            b += n * e.transpose();
+            c += e * e.transpose();
+        }
+        let Some(c_inv) = c.try_inverse() else {
+            return Ok(None);
+        };
+        schur += a - b * c_inv * b.transpose();
+        points += obj.len();
+    }
+    // The residuals' variance as OpenCV scales its deviations (the squared errors'
+    // sum over the points less the unknowns, not over the 2 coordinates a point: a
+    // wider, safer figure), so that the diagonal is OpenCV's deviations squared.
+    let unknowns = 9 + 6 * object.len();
+    let dof = points.saturating_sub(unknowns).max(1);
+    let variance = rms * rms * points as f64 / dof as f64;
+    let Some(inverse) = schur.try_inverse() else {
+        return Ok(None);
+    };
+    let cov = inverse * variance;
+    if cov.iter().any(|v| !v.is_finite()) {
+        return Ok(None);
+    }
+    Ok(Some(std::array::from_fn(|r| {
+        std::array::from_fn(|c| cov[(r, c)])
+    })))
 }
 
 fn calibrate_once(
@@ -690,11 +769,18 @@ fn calibrate_once(
     let per_view: Vec<f64> = (0..views.len())
         .map(|i| per_view.at::<f64>(i as i32).copied())
         .collect::<Result<_, _>>()?;
+    // The first nine of OpenCV's 18: fx, fy, cx, cy, k1, k2, p1, p2, k3.
+    let std_dev: Vec<f64> = (0..9.min(sd_in.total() as i32))
+        .map(|i| sd_in.at::<f64>(i).copied())
+        .collect::<Result<_, _>>()?;
+    let covariance = intrinsics_covariance(&object, &rvecs, &tvecs, &k, &dist, rms)?;
     Ok(RawSolution {
         rms,
         k,
         dist,
         per_view,
+        std_dev,
+        covariance,
     })
 }
 
@@ -781,6 +867,8 @@ pub fn solve_camera(
         camera,
         dropped,
         coverage: coverage_grid(&all_corners, image_size),
+        intrinsics_std_dev: raw.std_dev.clone(),
+        intrinsics_covariance: raw.covariance,
     })
 }
 
@@ -1571,9 +1659,12 @@ pub struct TableSolution {
     pub corner_offsets_mm: Vec<f64>,
     /// Why the calibration disagrees with itself, if it does.
     pub doubt: Option<TableDoubt>,
-    /// The worst-case (3σ) position error over the table (mm) from the edge fits'
-    /// scatter, when the table was found automatically.
+    /// The worst-case (3σ) position error over the table (mm), when the table was
+    /// found automatically: the edge fits' scatter and the intrinsics' doubts given
+    /// (none: the edges' alone), per point in quadrature.
     pub uncertainty_mm: Option<f64>,
+    /// The map behind it: per point of a grid over the table, each part.
+    pub uncertainty_map: Option<UncertaintyMap>,
     /// Sides whose side face was in view (measured at the top's own edge).
     pub face_in_view: [bool; 4],
 }
@@ -1618,6 +1709,19 @@ const EDGE_SAMPLE_CORRELATION: f64 = 3.0;
 pub fn solve_table(
     frame: &Mat,
     camera: &CameraIntrinsics,
+    width_mm: f64,
+    height_mm: f64,
+    corners_px: Option<[Point2<f64>; 4]>,
+) -> Result<TableSolution, CalibrateError> {
+    solve_table_with_doubts(frame, camera, &[], width_mm, height_mm, corners_px)
+}
+
+/// [`solve_table`], with how far the camera's intrinsics may be off (`doubts`, from
+/// camera.json's uncertainty keys): carried into the position uncertainty.
+pub fn solve_table_with_doubts(
+    frame: &Mat,
+    camera: &CameraIntrinsics,
+    doubts: &[IntrinsicDoubt],
     width_mm: f64,
     height_mm: f64,
     corners_px: Option<[Point2<f64>; 4]>,
@@ -1726,9 +1830,19 @@ pub fn solve_table(
             .sum();
         (sum / observations.side_points.len() as f64).sqrt()
     });
-    let uncertainty_mm = automatic
-        .then(|| worst_position_uncertainty_mm(camera, &fit, &rect, EDGE_SAMPLE_CORRELATION))
+    let uncertainty_map = automatic
+        .then(|| {
+            position_uncertainty_map(
+                camera,
+                &fit,
+                &rect,
+                &observations,
+                EDGE_SAMPLE_CORRELATION,
+                doubts,
+            )
+        })
         .flatten();
+    let uncertainty_mm = uncertainty_map.as_ref().map(UncertaintyMap::worst_mm);
     let doubt = judge_table_fit(&corner_offsets_mm, measured_aspect, width_mm / height_mm)
         .err()
         .map(|d| TableDoubt {
@@ -1757,6 +1871,7 @@ pub fn solve_table(
         corner_offsets_mm,
         doubt,
         uncertainty_mm,
+        uncertainty_map,
         face_in_view,
     })
 }
@@ -2004,15 +2119,26 @@ fn segment_distance(p: Point2<f64>, a: Point2<f64>, b: Point2<f64>) -> f64 {
     (p - crate::geometry::table::closest_on_segment(p, a, b)).norm()
 }
 
+/// Above this (mm) a point of the uncertainty map is drawn red; green at 0, yellow
+/// at half of it: the limit a seen corner may be off before a calibration is refused.
+const MAP_RED_MM: f64 = crate::calibration::MAX_CORNER_OFFSET_MM;
+
 /// The check picture: the undistorted frame with the table outline (and corner
-/// numbers) and a `grid_mm` grid drawn over it.
+/// numbers) and a `grid_mm` grid drawn over it; with `map`, the position uncertainty
+/// over the table: a disc at each of its points coloured green (0) through yellow to
+/// red ([`MAP_RED_MM`] and over), every other one labelled in mm, and a line on top
+/// saying the worst of each part.
 pub fn draw_table_check(
     frame: &Mat,
     calibration: &TableCalibration,
     grid_mm: f64,
+    map: Option<&UncertaintyMap>,
 ) -> Result<Mat, CalibrateError> {
     let bgr = to_bgr(frame)?;
     let mut out = Undistorter::new(&calibration.camera)?.undistort(&bgr)?;
+    if let Some(map) = map {
+        draw_uncertainty_map(&mut out, calibration, map)?;
+    }
     let to_px = |x: f64, y: f64| {
         let p = calibration.undistorted_pixel_from_table(Point2::new(x, y));
         // Fixed point (4 fractional bits) keeps the drawing sub-pixel accurate.
@@ -2075,6 +2201,85 @@ pub fn draw_table_check(
     Ok(out)
 }
 
+/// The uncertainty map over the undistorted picture (see [`draw_table_check`]).
+fn draw_uncertainty_map(
+    out: &mut Mat,
+    calibration: &TableCalibration,
+    map: &UncertaintyMap,
+) -> Result<(), CalibrateError> {
+    let mut discs = out.try_clone()?;
+    let total = map.total_mm();
+    let n = crate::calibration::UNCERTAINTY_GRID;
+    let colour = |mm: f64| {
+        // BGR: green -> yellow -> red.
+        let t = (mm / MAP_RED_MM).clamp(0.0, 1.0);
+        let (r, g) = if t < 0.5 {
+            (510.0 * t, 255.0)
+        } else {
+            (255.0, 510.0 * (1.0 - t))
+        };
+        Scalar::new(0.0, g, r, 0.0)
+    };
+    let mut labels = vec![];
+    for (k, (p, mm)) in map.points_mm.iter().zip(&total).enumerate() {
+        let px = calibration.undistorted_pixel_from_table(*p);
+        if !(px.x.is_finite() && px.y.is_finite()) {
+            continue;
+        }
+        let at = core::Point::new(px.x.round() as i32, px.y.round() as i32);
+        imgproc::circle(&mut discs, at, 9, colour(*mm), -1, imgproc::LINE_AA, 0)?;
+        let (i, j) = (k / n, k % n);
+        if i % 2 == 0 && j % 2 == 0 {
+            labels.push((at, format!("{mm:.2}")));
+        }
+    }
+    let mut blended = Mat::default();
+    core::add_weighted(&*out, 0.4, &discs, 0.6, 0.0, &mut blended, -1)?;
+    *out = blended;
+    for (at, text) in labels {
+        for (colour, thickness) in [
+            (Scalar::new(0.0, 0.0, 0.0, 0.0), 3),
+            (Scalar::new(255.0, 255.0, 255.0, 0.0), 1),
+        ] {
+            imgproc::put_text(
+                out,
+                &text,
+                core::Point::new(at.x + 11, at.y + 4),
+                imgproc::FONT_HERSHEY_SIMPLEX,
+                0.45,
+                colour,
+                thickness,
+                imgproc::LINE_AA,
+                false,
+            )?;
+        }
+    }
+    let legend = format!(
+        "position uncertainty (3 sigma, mm): worst {:.2}; edges {:.2}, intrinsics {:.2}; red >= {:.0}",
+        map.worst_mm(),
+        map.worst_edges_mm(),
+        map.worst_intrinsics_mm(),
+        MAP_RED_MM
+    );
+    for (colour, thickness) in [
+        (Scalar::new(0.0, 0.0, 0.0, 0.0), 4),
+        (Scalar::new(255.0, 255.0, 255.0, 0.0), 1),
+    ] {
+        imgproc::put_text(
+            out,
+            &legend,
+            core::Point::new(10, 24),
+            imgproc::FONT_HERSHEY_SIMPLEX,
+            0.6,
+            colour,
+            thickness,
+            imgproc::LINE_AA,
+            false,
+        )?;
+    }
+    Ok(())
+}
+
 /// Parses `--corners "u,v;u,v;u,v;u,v"` (pixels of the original frame).
 pub fn parse_corners(text: &str) -> Result<[Point2<f64>; 4], CalibrateError> {
     let bad = |why: String| CalibrateError::BadCorners(why);
@@ -2110,6 +2315,50 @@ pub fn parse_corners(text: &str) -> Result<[Point2<f64>; 4], CalibrateError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The check picture with an uncertainty map differs from the one without, and
+    /// colours a point past the red limit red, one near nothing green.
+    #[test]
+    fn the_uncertainty_map_is_drawn_on_the_check_picture() {
+        let file = TableFile {
+            corners_mm: vec![[0.0, 0.0], [1000.0, 0.0], [1000.0, 700.0], [0.0, 700.0]],
+            image_corners_px: vec![],
+            // 2.5 mm a pixel, the table from (70, 30) to (470, 310).
+            homography: [[2.5, 0.0, -175.0], [0.0, 2.5, -75.0], [0.0, 0.0, 1.0]],
+            camera: CameraIntrinsics::pinhole([640, 360], 500.0),
+            reprojection_error_mm: 0.0,
+        };
+        let calibration = TableCalibration::from_file(file, "test").unwrap();
+        let frame =
+            Mat::new_rows_cols_with_default(360, 640, opencv::core::CV_8UC3, Scalar::all(128.0))
+                .unwrap();
+        let plain = draw_table_check(&frame, &calibration, 100.0, None).unwrap();
+        let n = crate::calibration::UNCERTAINTY_GRID;
+        let points_mm: Vec<Point2<f64>> = (0..n * n)
+            .map(|k| {
+                let (i, j) = (k / n, k % n);
+                Point2::new(1000.0 * i as f64 / 8.0, 700.0 * j as f64 / 8.0)
+            })
+            .collect();
+        // Nothing at the first point (corner 0), past the red limit at the last (corner 2).
+        let intrinsics_mm: Vec<f64> = (0..n * n).map(|k| 3.0 * k as f64 / 80.0).collect();
+        let map = UncertaintyMap {
+            points_mm,
+            edges_mm: vec![0.0; n * n],
+            intrinsics_mm,
+        };
+        let drawn = draw_table_check(&frame, &calibration, 100.0, Some(&map)).unwrap();
+        let (a, b) = (plain.data_bytes().unwrap(), drawn.data_bytes().unwrap());
+        assert_eq!(a.len(), b.len());
+        let differing = a.iter().zip(b).filter(|(x, y)| x != y).count();
+        assert!(differing > 5000, "{differing} bytes differ");
+        let bgr = |x: i32, y: i32| *drawn.at_2d::<opencv::core::Vec3b>(y, x).unwrap();
+        // Just inside each corner's disc (away from the outline and the label).
+        let green = bgr(70 + 3, 30 + 5);
+        let red = bgr(470 - 3, 310 - 5);
+        assert!(green[1] > green[2] + 40, "{green:?}");
+        assert!(red[2] > red[1] + 40, "{red:?}");
+    }
 
     #[test]
     fn board_and_corner_specs_parse() {

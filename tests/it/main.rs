@@ -24,6 +24,7 @@ mod calibration_reference;
 mod calibration_refusal;
 mod calibration_side_face;
 mod calibration_sim;
+mod calibration_uncertainty;
 #[cfg(feature = "opencv")]
 mod cli_flags;
 #[cfg(feature = "opencv")]
@@ -33,6 +34,8 @@ mod coin_streaks;
 mod common;
 mod damaged_video;
 mod driver;
+#[cfg(feature = "opencv")]
+mod eval_calibration;
 #[cfg(feature = "opencv")]
 mod eval_suite;
 #[cfg(feature = "opencv")]
