@@ -33,9 +33,9 @@ use crate::sim::look::Look;
 use crate::sim::truth::{FrameTruth, Truth};
 use crate::sim::{Scenario, SimOptions};
 
-#[derive(Debug, Args)]
-#[command(
-    long_about = "Measure analyse's accuracy against the simulator's truth.\n\n\
+/// `eval --help`: the command's whole explanation (set on the subcommand too, whose
+/// one-line doc comment would otherwise replace it).
+pub const LONG_ABOUT: &str = "Measure analyse's accuracy against the simulator's truth.\n\n\
 fishtrack eval RECORD TRUTH compares one record with one truth.json. \
 fishtrack eval --suite eval/suite.json runs the evaluation set: each clip is simulated into \
 the work folder (kept there, and reused while the simulator still plays the same truth), \
@@ -46,7 +46,11 @@ fishtrack eval --sweep N [--seed S] runs N random clips the same way (into out/s
 matches of 2-4 players with 1-3 moves each, 30 or 60 fps, hand on or off, each in a random \
 look (materials, light and shadows, camera drift, H.264...: src/sim/look.rs); it prints a row \
 a clip, the pooled figures and the worst clips with the command that renders each again. \
-Without --seed the sweep seed is drawn and printed, so a run can be repeated.",
+Without --seed the sweep seed is drawn and printed, so a run can be repeated.";
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = LONG_ABOUT,
     group(clap::ArgGroup::new("set").args(["suite", "sweep"])),
     // clap derives `[RECORD] [TRUTH]` from the two modes together, as if nothing were
     // required; the usage says what each mode needs.

@@ -46,6 +46,7 @@ pub enum Command {
     /// Correct a record's call (lost item, exit, coin in a hole, mover, violation); re-scores.
     Amend(amend::AmendArgs),
     /// Measure a record's accuracy against the simulator's truth.json.
+    #[command(long_about = eval::LONG_ABOUT)]
     Eval(eval::EvalArgs),
     /// Simulate a scenario: physics, rendered video and ground truth.
     Simulate(simulate::SimulateArgs),

@@ -104,6 +104,7 @@ fn long_help_shows_the_whole_explanation() {
     for (command, phrase) in [
         (&["analyse"][..], "--start takes a previous record.json"),
         (&["live"][..], "--resume JOURNAL"),
+        (&["eval"][..], "fishtrack eval --sweep N"),
     ] {
         let long = run(&[command, &["--help"]].concat());
         let short = run(&[command, &["-h"]].concat());
