@@ -484,32 +484,19 @@ fn default_journal(output: &Path) -> PathBuf {
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("live");
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    output.with_file_name(format!("{stem}-{}.journal.jsonl", utc_stamp(secs)))
+    output.with_file_name(format!(
+        "{stem}-{}.journal.jsonl",
+        utc_stamp(super::unix_now())
+    ))
 }
 
-/// `20261203T104500Z` for seconds since 1970 (UTC; the civil calendar from days,
-/// after Howard Hinnant's `civil_from_days`).
+/// `20261203T104500Z` for seconds since 1970 (UTC): RFC 3339 without its separators,
+/// for a file name.
 fn utc_stamp(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    super::utc_timestamp(secs)
+        .chars()
+        .filter(|c| !matches!(c, '-' | ':'))
+        .collect()
 }
 
 /// The listener: every event to stdout and the journal; stops at the match's end or

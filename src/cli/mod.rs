@@ -350,3 +350,50 @@ pub fn honest_eta(elapsed: std::time::Duration, pos: u64, len: u64) -> Option<st
     let left = len.saturating_sub(pos) as f64;
     Some(elapsed.mul_f64(left / pos as f64))
 }
+
+/// Seconds since 1970-01-01T00:00:00Z, now (0 for a clock set before it).
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Now, UTC, RFC 3339 to the second (`2026-12-02T09:30:00Z`).
+pub(crate) fn utc_now() -> String {
+    utc_timestamp(unix_now())
+}
+
+/// Seconds since 1970-01-01T00:00:00Z as RFC 3339 (days to a civil date: Howard
+/// Hinnant's `civil_from_days`).
+pub(crate) fn utc_timestamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_timestamps_match_known_dates() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
+        // 2026-12-02T09:30:05Z
+        assert_eq!(utc_timestamp(1_796_203_805), "2026-12-02T09:30:05Z");
+    }
+}
