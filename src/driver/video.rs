@@ -71,6 +71,17 @@ impl VideoSource {
     /// Opens `spec` for an analysis under `settings`.
     pub fn open(spec: &str, settings: &Settings) -> Result<VideoSource, DriverError> {
         let reader = FrameReader::open(spec, settings.calibration.camera.image_size)?;
+        VideoSource::reading(spec, reader, settings, 0, None)
+    }
+
+    /// A source of `reader`'s frames, with the coarse views its change gate needs.
+    fn reading(
+        spec: &str,
+        reader: FrameReader,
+        settings: &Settings,
+        first: FrameIdx,
+        camera: Option<CameraLog>,
+    ) -> Result<VideoSource, DriverError> {
         let coarse = TopViews::coarse(
             &settings.calibration,
             COARSE_MM_PER_PX.max(settings.mm_per_px),
@@ -80,8 +91,8 @@ impl VideoSource {
             spec: spec.to_string(),
             reader,
             coarse,
-            first: 0,
-            camera: None,
+            first,
+            camera,
         })
     }
 
@@ -106,18 +117,7 @@ impl VideoSource {
             notes: Box::new(move |note| notes.push(camera_note(note))),
         };
         let reader = FrameReader::open_feed(spec, settings.calibration.camera.image_size, feed)?;
-        let coarse = TopViews::coarse(
-            &settings.calibration,
-            COARSE_MM_PER_PX.max(settings.mm_per_px),
-            VIEW_MARGIN_MM,
-        )?;
-        Ok(VideoSource {
-            spec: spec.to_string(),
-            reader,
-            coarse,
-            first: options.first,
-            camera: Some(log),
-        })
+        VideoSource::reading(spec, reader, settings, options.first, Some(log))
     }
 }
 
