@@ -139,6 +139,12 @@ impl Analysis {
         Ok(())
     }
 
+    /// Whether a shot is in progress: motion fast enough for a flick was seen and has
+    /// not come to rest (it may yet turn out not to be a shot).
+    pub fn in_shot(&self) -> bool {
+        self.cutter.in_shot()
+    }
+
     /// The shots judged so far, in order (a shot is judged the frame it comes to rest).
     pub fn shots(&self) -> &[Shot] {
         &self.shots

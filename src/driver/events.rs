@@ -9,9 +9,12 @@ use crate::rules::PointEntry;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The schema version this build writes and reads. Adding a field or an event kind
-/// keeps it; renaming, removing or changing the meaning of one raises it.
-pub const EVENT_VERSION: u32 = 1;
+/// The schema version this build writes and reads (older ones too). Adding a field or
+/// an event kind keeps it; renaming, removing or changing the meaning of one raises it.
+/// 2: `flick` is told the moment motion starts (its `frame` the frame motion was seen;
+/// the first item moved, judged later, in `shot_over`); `flick_withdrawn`; a `violation`
+/// may be told as it happens (`judged: false`: R11 5, 30 s without a flick).
+pub const EVENT_VERSION: u32 = 2;
 
 /// One event with when it happened and when it was known.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,12 +108,26 @@ pub enum Event {
         duties: Vec<Duty>,
     },
     /// A shot was struck: by whom by turn order, and the item seen to move first
-    /// (absent if unseen; another player's fish is R11 1.1 or 3).
+    /// (absent if unseen or not known yet; another player's fish is R11 1.1 or 3).
+    /// Told the moment the motion is seen, when the first item moved is not known
+    /// yet (`first_moved_known: false`: the judged one comes in the `shot_over`).
     Flick {
         shot: usize,
         mover: PlayerIdx,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         first_moved: Option<ItemId>,
+        /// Whether `first_moved` is the judged one (true: told with the shot's
+        /// judgement, as every version-1 flick was).
+        #[serde(default = "yes")]
+        first_moved_known: bool,
+    },
+    /// The motion a `flick` was told for came to nothing (no item went anywhere: a
+    /// hand, a nudge): no shot; the move is still to be made.
+    FlickWithdrawn {
+        shot: usize,
+        mover: PlayerIdx,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        detail: String,
     },
     /// An item left the table, crossing its edge at `exit` (table mm).
     ItemLost {
@@ -130,13 +147,17 @@ pub enum Event {
         duty: Option<Duty>,
         legal: bool,
     },
-    /// A camera-visible violation (R11 code), with its evidence and fine.
+    /// A camera-visible violation (R11 code), with its evidence and fine. Told with
+    /// the shot's judgement (`judged: true`), and R11 5 also the moment 30 s pass
+    /// without a flick (`judged: false`, no fine: the judgement follows with the shot).
     Violation {
         shot: usize,
         code: String,
         player: PlayerIdx,
         evidence: String,
         fine: i32,
+        #[serde(default = "yes")]
+        judged: bool,
     },
     /// A shot came to rest and was judged: its points with their rules, the running
     /// scores, the rest poses (identities for a resume), the match state after it.
@@ -146,6 +167,9 @@ pub enum Event {
         /// Whether it counted as the mover's move (false when out of turn).
         counted: bool,
         flick_frame: FrameIdx,
+        /// The item seen to move first, as judged (absent if unseen).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_moved: Option<ItemId>,
         /// Points each player got for this shot.
         score: Vec<i32>,
         /// Where the points came from (R5, R7, R11).
@@ -191,6 +215,7 @@ impl Event {
             Event::MatchReady { .. } => "match_ready",
             Event::MoveReady { .. } => "move_ready",
             Event::Flick { .. } => "flick",
+            Event::FlickWithdrawn { .. } => "flick_withdrawn",
             Event::ItemLost { .. } => "item_lost",
             Event::PutBackSeen { .. } => "put_back_seen",
             Event::Violation { .. } => "violation",
@@ -200,6 +225,11 @@ impl Event {
             Event::ShotRecord { .. } => "shot_record",
         }
     }
+}
+
+/// serde's default for flags that older lines lack.
+fn yes() -> bool {
+    true
 }
 
 impl EventLine {
@@ -246,7 +276,13 @@ mod tests {
             Event::Flick {
                 shot: 0,
                 mover: 0,
-                first_moved: Some(ItemId::fish(0)),
+                first_moved: None,
+                first_moved_known: false,
+            },
+            Event::FlickWithdrawn {
+                shot: 0,
+                mover: 0,
+                detail: "nothing moved anywhere".into(),
             },
             Event::ItemLost {
                 shot: 0,
@@ -258,6 +294,7 @@ mod tests {
                 mover: 0,
                 counted: true,
                 flick_frame: 3,
+                first_moved: Some(ItemId::fish(0)),
                 score: vec![1, 0],
                 points: vec![PointEntry {
                     player: 0,
@@ -292,6 +329,7 @@ mod tests {
                 player: 1,
                 evidence: "31 s".into(),
                 fine: 0,
+                judged: false,
             },
             Event::MatchOver {
                 scores: vec![1, 0],
@@ -321,6 +359,26 @@ mod tests {
             let back: EventLine = serde_json::from_str(&json).expect("reads back");
             assert_eq!(back, line);
         }
+    }
+
+    #[test]
+    fn a_version_1_flick_and_violation_read_as_judged() {
+        let flick: EventLine = serde_json::from_str(
+            r#"{"version":1,"frame":5,"t_s":0.1,"known_at":9,"event":"flick","shot":0,"mover":1}"#,
+        )
+        .expect("reads");
+        assert!(matches!(
+            flick.event,
+            Event::Flick {
+                first_moved_known: true,
+                ..
+            }
+        ));
+        let v: EventLine = serde_json::from_str(
+            r#"{"version":1,"frame":5,"t_s":0.1,"known_at":9,"event":"violation","shot":0,"code":"5","player":1,"evidence":"","fine":-1}"#,
+        )
+        .expect("reads");
+        assert!(matches!(v.event, Event::Violation { judged: true, .. }));
     }
 
     #[test]

@@ -318,7 +318,12 @@ impl JournalRead {
                         p.exits.insert(*item, *exit);
                     }
                 }
-                Event::Violation { player, .. } => {
+                // One told as it happened is judged again with its shot.
+                Event::Violation {
+                    player,
+                    judged: true,
+                    ..
+                } => {
                     if let Some(v) = point.as_mut().and_then(|p| p.violations.get_mut(*player)) {
                         *v += 1;
                     }
@@ -352,6 +357,8 @@ impl JournalRead {
                 }
                 Event::MoveReady { .. }
                 | Event::Flick { .. }
+                | Event::FlickWithdrawn { .. }
+                | Event::Violation { judged: false, .. }
                 | Event::PutBackSeen { .. }
                 | Event::Camera { .. }
                 | Event::ShotRecord { .. } => {}
@@ -415,7 +422,8 @@ mod tests {
             0 => Event::Flick {
                 shot: k,
                 mover: k % 2,
-                first_moved: Some(ItemId::fish(k % 2)),
+                first_moved: None,
+                first_moved_known: false,
             },
             1 => Event::ItemLost {
                 shot: k,
@@ -427,6 +435,7 @@ mod tests {
                 mover: k % 2,
                 counted: true,
                 flick_frame: k as u64,
+                first_moved: Some(ItemId::fish(k % 2)),
                 score: vec![1, -1],
                 points: vec![],
                 scores: vec![k as i32, -(k as i32)],

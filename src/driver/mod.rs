@@ -198,6 +198,17 @@ impl CameraLog {
     }
 }
 
+/// What a source hands the driver.
+#[derive(Debug, Clone, Copy)]
+pub enum Step<'a> {
+    /// The next frame's detections.
+    Frame(&'a FrameDetections),
+    /// No frame came for a moment (a live source waiting on its camera): every frame
+    /// read so far has been handed over, so what the [`CameraLog`] says happened after
+    /// the last one (a camera lost) is told now, not when frames come again.
+    Waiting,
+}
+
 /// Where frames come from, as each frame's detections, in frame order.
 pub trait FrameSource {
     fn info(&self) -> SourceInfo;
@@ -210,12 +221,13 @@ pub trait FrameSource {
 
     /// Reads the source to its end, or until `frame` says [`Flow::Stop`], handing
     /// `frame` every frame's detections in order (their `frame` is the source's
-    /// index: a frame that could not be read leaves a gap). Damage that ends the
+    /// index: a frame that could not be read leaves a gap), and, for a live source,
+    /// [`Step::Waiting`] now and then while no frame comes. Damage that ends the
     /// reading early is [`SourceEnd::stopped`], not an error: what was read stands.
     fn run(
         self,
         settings: &Settings,
-        frame: &mut dyn FnMut(&FrameDetections) -> Result<Flow, DriverError>,
+        frame: &mut dyn FnMut(Step<'_>) -> Result<Flow, DriverError>,
     ) -> Result<SourceEnd, DriverError>;
 }
 
@@ -319,6 +331,13 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         fps,
         duties: analysis.state().duties.clone(),
         said: 0,
+        lost: false,
+        flicked: None,
+        // A fresh clip's first move has no ready frame (the rules judge no delay
+        // for it: the match starts when the players are ready); a start's is its first.
+        ready: start.map(|_| info.first),
+        late_told: false,
+        over: false,
     };
     let state = analysis.state();
     // A resumed source starts at a later frame: the match is ready there.
@@ -343,7 +362,29 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
     // Frames a live source skipped (dropped, missed while lost): gaps, not damage.
     let mut skipped: Vec<(FrameIdx, u64)> = Vec::new();
     let mut on_request = false;
-    let end = source.run(settings, &mut |dets: &FrameDetections| {
+    let end = source.run(settings, &mut |step: Step<'_>| {
+        let dets = match step {
+            Step::Frame(dets) => dets,
+            Step::Waiting => {
+                // Every frame read is analysed: a camera lost after the last one is
+                // told now (its note is about the frame after it), while the source
+                // tries to open it again.
+                let last = frames.max(first + 1) - 1;
+                for note in camera
+                    .as_ref()
+                    .map(|c| c.take(Some(frames)))
+                    .unwrap_or_default()
+                {
+                    skipped.extend(note.skipped);
+                    tell.camera(&mut *listener, note, last)?;
+                }
+                if listener.stop() {
+                    on_request = true;
+                    return Ok(Flow::Stop);
+                }
+                return Ok(Flow::Go);
+            }
+        };
         let index = dets.frame;
         let notes = camera
             .as_ref()
@@ -354,9 +395,24 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         damaged.extend((frames..index).filter(|f| !within(&skipped, *f)));
         analysis.push(index, dets)?;
         tell.shots(&mut *listener, &analysis, &damaged, index)?;
+        tell.motion(&mut *listener, &analysis, index)?;
         // Told after the shots judged at this frame: their frames are earlier.
         for note in notes {
             tell.camera(&mut *listener, note, index)?;
+        }
+        // Frames come again after a stall the source told as a loss, without
+        // opening anything again (a stream that was only slow).
+        if tell.lost {
+            tell.camera(
+                &mut *listener,
+                CameraNote {
+                    at: index,
+                    state: CameraState::Reconnected,
+                    skipped: None,
+                    detail: format!("{}: frames come again", info.spec),
+                },
+                index,
+            )?;
         }
         listener.detections(dets)?;
         frames = index + 1;
@@ -431,6 +487,17 @@ struct Teller {
     duties: Vec<PutBack>,
     /// Shots told so far.
     said: usize,
+    /// Whether the camera was told lost and not yet back.
+    lost: bool,
+    /// The shot whose `flick` was told as its motion started, not yet judged.
+    flicked: Option<usize>,
+    /// The frame the next move was ready at, as far as the driver knows (the last
+    /// `move_ready`'s); none before a fresh clip's first move and once the match is over.
+    ready: Option<FrameIdx>,
+    /// Whether the next move's R11 5 was told as it happened.
+    late_told: bool,
+    /// The match is over: no motion is a flick any more.
+    over: bool,
 }
 
 impl Teller {
@@ -444,13 +511,21 @@ impl Teller {
         listener.event(&EventLine::new(frame, known_at, self.fps, event))
     }
 
-    /// Tells a live source's note as a `camera` event, known at frame `known_at`.
+    /// Tells a live source's note as a `camera` event, known at frame `known_at`. A
+    /// loss is told once: a stall the source noticed first and the read failure that
+    /// ends it are one loss.
     fn camera<L: Listener + ?Sized>(
-        &self,
+        &mut self,
         listener: &mut L,
         note: CameraNote,
         known_at: FrameIdx,
     ) -> Result<(), DriverError> {
+        match note.state {
+            CameraState::Lost if self.lost => return Ok(()),
+            CameraState::Lost => self.lost = true,
+            CameraState::Reconnected => self.lost = false,
+            CameraState::Connected | CameraState::FramesDropped => {}
+        }
         let event = Event::Camera {
             state: note.state,
             dropped: note.skipped.map(|(_, n)| n),
@@ -484,7 +559,13 @@ impl Teller {
                 .and_then(|j| analysis.shots().get(j))
                 .map(|s| s.rest_frame);
             let lines = shot_events(analysis, k, &self.duties, damaged, after);
+            // A flick told as its motion started is not told again: the judged
+            // first item moved is the `shot_over`'s.
+            let early = self.flicked.take() == Some(analysis.shots()[k].index);
             for (frame, event) in lines {
+                if early && matches!(event, Event::Flick { .. }) {
+                    continue;
+                }
                 if matches!(event, Event::ShotOver { .. }) {
                     let record = Box::new(analysis.shots()[k].clone());
                     let line = EventLine::new(
@@ -501,16 +582,85 @@ impl Teller {
             self.duties.clone_from(&state.duties);
             let rest = analysis.shots()[k].rest_frame;
             let next = if state.is_over() {
+                self.ready = None;
+                self.over = true;
                 Event::MatchOver {
                     scores: state.scores.clone(),
                     shots: state.shots_judged,
                 }
             } else {
+                self.ready = Some(rest);
+                self.late_told = false;
                 move_ready(state)
             };
             self.emit(&mut *listener, rest, known_at.max(rest), next)?;
         }
         Ok(())
+    }
+}
+
+impl Teller {
+    /// After each frame: a shot's motion starting is told as its `flick` at once (the
+    /// first item moved is judged with the shot), motion that came to nothing as
+    /// `flick_withdrawn`, and a move not flicked 30 s after it was ready as R11 5.
+    fn motion<L: Listener + ?Sized>(
+        &mut self,
+        listener: &mut L,
+        analysis: &Analysis,
+        index: FrameIdx,
+    ) -> Result<(), DriverError> {
+        let state = analysis.state();
+        let shot = state.shots_judged;
+        let mover = state.next_player;
+        match (self.flicked, analysis.in_shot()) {
+            (None, true) if !self.over => {
+                self.flicked = Some(shot);
+                let event = Event::Flick {
+                    shot,
+                    mover,
+                    first_moved: None,
+                    first_moved_known: false,
+                };
+                return self.emit(listener, index, index, event);
+            }
+            (Some(k), false) => {
+                // A judged shot clears `flicked` in `shots`: still set, the motion
+                // ended without one.
+                self.flicked = None;
+                let event = Event::FlickWithdrawn {
+                    shot: k,
+                    mover,
+                    detail: "the motion came to nothing: no item went anywhere".into(),
+                };
+                return self.emit(listener, index, index, event);
+            }
+            _ => {}
+        }
+        // R11 5 as it happens: only without duties, as the move is ready when the
+        // put-backs are done, which is known only with the next shot.
+        let Some(ready) = self.ready else {
+            return Ok(());
+        };
+        if self.late_told || self.flicked.is_some() || !self.duties.is_empty() || index < ready {
+            return Ok(());
+        }
+        let secs = (index - ready) as f64 / self.fps;
+        if secs <= crate::rules::MAX_MOVE_SECONDS {
+            return Ok(());
+        }
+        self.late_told = true;
+        let event = Event::Violation {
+            shot,
+            code: "5".into(),
+            player: mover,
+            evidence: format!(
+                "{secs:.1} s since the move was ready (frame {ready}) and no flick yet; at most {} s",
+                crate::rules::MAX_MOVE_SECONDS
+            ),
+            fine: 0,
+            judged: false,
+        };
+        self.emit(listener, index, index, event)
     }
 }
 
@@ -562,6 +712,7 @@ fn shot_events(
             shot: index,
             mover: shot.player,
             first_moved: shot.first_moved,
+            first_moved_known: true,
         },
     ));
     for l in &shot.lost {
@@ -583,6 +734,7 @@ fn shot_events(
                 player: v.player,
                 evidence: v.evidence.clone(),
                 fine: v.fine,
+                judged: true,
             },
         ));
     }
@@ -598,6 +750,7 @@ fn shot_events(
             mover: shot.player,
             counted: judgement.is_none_or(|j| j.counted),
             flick_frame: shot.flick_frame,
+            first_moved: shot.first_moved,
             score: shot.score.clone(),
             points: judgement.map(|j| j.points.clone()).unwrap_or_default(),
             scores: state.scores.clone(),

@@ -3,7 +3,7 @@
 //! pipeline after the pixels runs on them exactly as on a video's.
 //! Uses: track's detection types.
 
-use super::{DriverError, Flow, FrameSource, Settings, SourceEnd, SourceInfo};
+use super::{DriverError, Flow, FrameSource, Settings, SourceEnd, SourceInfo, Step};
 use crate::model::FrameIdx;
 use crate::track::FrameDetections;
 use std::io::BufRead;
@@ -88,7 +88,7 @@ impl FrameSource for Recorded {
     fn run(
         self,
         _settings: &Settings,
-        frame: &mut dyn FnMut(&FrameDetections) -> Result<Flow, DriverError>,
+        frame: &mut dyn FnMut(Step<'_>) -> Result<Flow, DriverError>,
     ) -> Result<SourceEnd, DriverError> {
         let mut last: Option<u64> = None;
         for dets in &self.frames {
@@ -104,7 +104,7 @@ impl FrameSource for Recorded {
                 });
             }
             last = Some(dets.frame);
-            if frame(dets)? == Flow::Stop {
+            if frame(Step::Frame(dets))? == Flow::Stop {
                 break;
             }
         }

@@ -5,15 +5,16 @@
 
 use super::{
     CameraLog, CameraNote, CameraState, DriverError, Flow, FrameSource, LookSummary, Settings,
-    SourceEnd, SourceInfo,
+    SourceEnd, SourceInfo, Step,
 };
 use crate::detect::{Detector, DetectorConfig};
 use crate::model::FrameIdx;
-use crate::track::FrameDetections;
 use crate::vision::topview::{
     gate_views, stream_views, Feed, FeedNote, FrameGate, FramePool, FrameReader, Gated,
     TopViewError, TopViews, Watcher, COARSE_MM_PER_PX,
 };
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
 
 /// Decoded frames waiting for the change gate, with their coarse views (a 1280x720
 /// frame is 2.8 MB, its coarse view 0.6 MB).
@@ -47,6 +48,71 @@ pub struct VideoSource {
     first: FrameIdx,
     /// What happens to a live source.
     camera: Option<CameraLog>,
+    /// A file read at its frame rate times this (a live source: none).
+    pace: Option<f64>,
+}
+
+/// How often a live source's reading is looked at while no frame comes.
+const STALL_TICK: Duration = Duration::from_millis(100);
+/// No frame for this long (or for [`STALL_FRAMES`] frames' time, when longer) is a
+/// lost camera, told at once: a stream that stalls can keep a read waiting for
+/// seconds before it fails (OpenCV's read timeout is 10 s).
+const STALL_S: f64 = 2.0;
+const STALL_FRAMES: f64 = 10.0;
+/// The same before the first frame: a network stream waits for its first key frame.
+const FIRST_STALL_S: f64 = 10.0;
+
+/// Watches a live source for frames that stop coming.
+struct StallWatch {
+    /// The frame period, seconds (paced: as read).
+    period_s: f64,
+    /// The frame expected next.
+    next: FrameIdx,
+    /// Whether any frame came yet.
+    started: bool,
+    waited: Duration,
+    /// Told as lost since the last frame.
+    told: bool,
+}
+
+impl StallWatch {
+    fn new(fps: f64, pace: Option<f64>, first: FrameIdx) -> StallWatch {
+        StallWatch {
+            period_s: 1.0 / (fps * pace.unwrap_or(1.0)).max(1e-3),
+            next: first,
+            started: false,
+            waited: Duration::ZERO,
+            told: false,
+        }
+    }
+
+    /// A frame came.
+    fn frame(&mut self, index: FrameIdx) {
+        self.next = index + 1;
+        self.started = true;
+        self.waited = Duration::ZERO;
+        self.told = false;
+    }
+
+    /// No frame came for `more`: the camera note to leave when that makes a stall.
+    fn waited(&mut self, more: Duration) -> Option<CameraNote> {
+        self.waited += more;
+        let limit = if self.started {
+            STALL_S.max(STALL_FRAMES * self.period_s)
+        } else {
+            FIRST_STALL_S.max(STALL_FRAMES * self.period_s)
+        };
+        if self.told || self.waited.as_secs_f64() < limit {
+            return None;
+        }
+        self.told = true;
+        Some(CameraNote {
+            at: self.next,
+            state: CameraState::Lost,
+            skipped: None,
+            detail: format!("no frame for {:.1} s", self.waited.as_secs_f64()),
+        })
+    }
 }
 
 /// How `live` reads a source: see [`Feed`].
@@ -71,7 +137,7 @@ impl VideoSource {
     /// Opens `spec` for an analysis under `settings`.
     pub fn open(spec: &str, settings: &Settings) -> Result<VideoSource, DriverError> {
         let reader = FrameReader::open(spec, settings.calibration.camera.image_size)?;
-        VideoSource::reading(spec, reader, settings, 0, None)
+        VideoSource::reading(spec, reader, settings, 0, None, None)
     }
 
     /// A source of `reader`'s frames, with the coarse views its change gate needs.
@@ -81,6 +147,7 @@ impl VideoSource {
         settings: &Settings,
         first: FrameIdx,
         camera: Option<CameraLog>,
+        pace: Option<f64>,
     ) -> Result<VideoSource, DriverError> {
         let coarse = TopViews::coarse(
             &settings.calibration,
@@ -93,6 +160,7 @@ impl VideoSource {
             coarse,
             first,
             camera,
+            pace,
         })
     }
 
@@ -105,6 +173,7 @@ impl VideoSource {
     ) -> Result<VideoSource, DriverError> {
         let log = CameraLog::default();
         let notes = log.clone();
+        let pace = options.pace;
         let feed = Feed {
             pace: options.pace,
             drop_behind: options.drop_behind,
@@ -117,7 +186,7 @@ impl VideoSource {
             notes: Box::new(move |note| notes.push(camera_note(note))),
         };
         let reader = FrameReader::open_feed(spec, settings.calibration.camera.image_size, feed)?;
-        VideoSource::reading(spec, reader, settings, options.first, Some(log))
+        VideoSource::reading(spec, reader, settings, options.first, Some(log), pace)
     }
 }
 
@@ -175,10 +244,18 @@ impl FrameSource for VideoSource {
     fn run(
         self,
         settings: &Settings,
-        on_frame: &mut dyn FnMut(&FrameDetections) -> Result<Flow, DriverError>,
+        on_frame: &mut dyn FnMut(Step<'_>) -> Result<Flow, DriverError>,
     ) -> Result<SourceEnd, DriverError> {
         let live = self.camera.is_some();
-        let VideoSource { reader, coarse, .. } = self;
+        let VideoSource {
+            reader,
+            coarse,
+            first: self_first,
+            camera: log,
+            pace,
+            spec,
+        } = self;
+        let reader_fps = settings.fps_for(reader.fps());
         let gated_ahead = if live {
             let fps = settings.fps_for(reader.fps());
             ((LIVE_GATED_AHEAD_S * fps).ceil() as usize).max(FRAMES_AHEAD)
@@ -224,7 +301,28 @@ impl FrameSource for VideoSource {
             );
             let mut watcher = Watcher::new(full, coarse.grid(), detector, players)
                 .always_whole(settings.every_frame);
-            while let Some(item) = gated.next_frame() {
+            // A camera or stream is watched for frames that stop coming; a file
+            // (paced or not) cannot be lost, and is read as `analyse` reads it.
+            let mut watch = (live && crate::vision::capture::is_live_spec(&spec))
+                .then(|| StallWatch::new(reader_fps, pace, self_first));
+            loop {
+                let item = match watch.as_mut() {
+                    None => gated.next_frame(),
+                    Some(w) => match gated.next_frame_timeout(STALL_TICK) {
+                        Ok(item) => Some(item),
+                        Err(RecvTimeoutError::Disconnected) => None,
+                        Err(RecvTimeoutError::Timeout) => {
+                            if let (Some(note), Some(log)) = (w.waited(STALL_TICK), &log) {
+                                log.push(note);
+                            }
+                            if on_frame(Step::Waiting)? == Flow::Stop {
+                                break;
+                            }
+                            continue;
+                        }
+                    },
+                };
+                let Some(item) = item else { break };
                 let Gated {
                     index,
                     change,
@@ -246,7 +344,10 @@ impl FrameSource for VideoSource {
                     seen = seen.seen_from(camera, &game.items, watcher.footprint());
                 }
                 let dets = seen.to_frame_detections(index, players, watcher.footprint());
-                if on_frame(&dets)? == Flow::Stop {
+                if let Some(w) = watch.as_mut() {
+                    w.frame(index);
+                }
+                if on_frame(Step::Frame(&dets))? == Flow::Stop {
                     break;
                 }
             }

@@ -745,6 +745,15 @@ impl GatedStream {
         self.gated.recv().ok()
     }
 
+    /// The next frame, waiting at most `wait` (a live source watched for a stall):
+    /// `Timeout` when none came, `Disconnected` at the end.
+    pub fn next_frame_timeout(
+        &mut self,
+        wait: std::time::Duration,
+    ) -> Result<Result<Gated, TopViewError>, std::sync::mpsc::RecvTimeoutError> {
+        self.gated.recv_timeout(wait)
+    }
+
     /// Says a frame's image is done with: the gate may hand over another.
     pub fn done_with_image(&self) {
         let _ = self.tokens.try_send(());

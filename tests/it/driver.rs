@@ -9,13 +9,15 @@
 use fishtrack::calibration::TableCalibration;
 use fishtrack::config::Game;
 use fishtrack::driver::{
-    self, journal, Collect, DriverError, Event, EventLine, Journal, Listener, Outcome, Recorded,
-    Settings, Start, VideoSource,
+    self, journal, CameraLog, CameraNote, CameraState, Collect, DriverError, Event, EventLine,
+    Flow, FrameSource, Journal, Listener, Outcome, Recorded, Settings, SourceEnd, SourceInfo,
+    Start, Step, VideoSource,
 };
 use fishtrack::track::FrameDetections;
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::{Arc, Mutex};
 
 fn repo(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
@@ -176,8 +178,16 @@ fn events_come_in_frame_order_and_agree_with_the_record() {
         Event::MoveReady { number: 1, .. }
     ));
     for w in events.windows(2) {
-        assert!(w[0].frame <= w[1].frame, "{:?} then {:?}", w[0], w[1]);
         assert!(w[0].known_at <= w[1].known_at, "{:?} then {:?}", w[0], w[1]);
+    }
+    // Frames go in order but for the flicks, told as their motion starts, before
+    // their interlude's put-backs.
+    let judged: Vec<&EventLine> = events
+        .iter()
+        .filter(|e| !matches!(e.event, Event::Flick { .. }))
+        .collect();
+    for w in judged.windows(2) {
+        assert!(w[0].frame <= w[1].frame, "{:?} then {:?}", w[0], w[1]);
     }
     for (line, told_at) in events.iter().zip(&d.kept.told_at) {
         assert!(
@@ -212,12 +222,29 @@ fn events_come_in_frame_order_and_agree_with_the_record() {
         lost, in_record,
         "item_lost events are the record's lost items"
     );
+    // Each shot's flick is told once, as its motion starts (the first item moved is
+    // not known yet then); the judged first item and flick frame are its shot_over's.
     let flicks: Vec<_> = events
         .iter()
         .filter_map(|e| match &e.event {
             Event::Flick {
-                shot, first_moved, ..
-            } => Some((*shot, *first_moved, e.frame)),
+                shot,
+                first_moved: None,
+                first_moved_known: false,
+                ..
+            } => Some(*shot),
+            _ => None,
+        })
+        .collect();
+    let judged: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ShotOver {
+                shot,
+                first_moved,
+                flick_frame,
+                ..
+            } => Some((*shot, *first_moved, *flick_frame)),
             _ => None,
         })
         .collect();
@@ -226,7 +253,12 @@ fn events_come_in_frame_order_and_agree_with_the_record() {
         .iter()
         .map(|s| (s.index, s.first_moved, s.flick_frame))
         .collect();
-    assert_eq!(flicks, in_record);
+    assert_eq!(judged, in_record);
+    assert_eq!(
+        flicks,
+        record.shots.iter().map(|s| s.index).collect::<Vec<_>>(),
+        "{events:#?}"
+    );
     // After each shot: the next move (its duties the rules'), or the match's end.
     let after: Vec<&Event> = events
         .iter()
@@ -424,4 +456,246 @@ fn a_match_resumed_from_its_journal_after_a_shot_ends_with_the_same_scores() {
         .map(|s| (s.index, &s.score))
         .collect();
     assert_eq!(shots, whole);
+}
+
+/// A flick is told the moment its motion starts: at a frame between the judged flick
+/// and the rest, long before the shot_over (known a still window after the rest).
+#[test]
+fn a_flick_is_told_as_its_motion_starts() {
+    let d = demo();
+    let record = &d.outcome.record;
+    for shot in &record.shots {
+        let flick = d
+            .kept
+            .events
+            .iter()
+            .find(|e| matches!(e.event, Event::Flick { shot: k, .. } if k == shot.index))
+            .expect("a flick per shot");
+        let over = d
+            .kept
+            .events
+            .iter()
+            .find(|e| matches!(e.event, Event::ShotOver { shot: k, .. } if k == shot.index))
+            .expect("a shot_over per shot");
+        assert_eq!(flick.known_at, flick.frame, "{flick:?}");
+        assert!(
+            flick.frame >= shot.flick_frame && flick.frame <= shot.rest_frame,
+            "shot {}: flick told at {} (judged flick {}, rest {})",
+            shot.index,
+            flick.frame,
+            shot.flick_frame,
+            shot.rest_frame
+        );
+        assert!(flick.known_at < over.known_at);
+        // Within a few frames of the judged flick (measured: 1 to 3).
+        assert!(flick.frame - shot.flick_frame <= 10, "{flick:?} {shot:?}");
+    }
+}
+
+/// The demo's detections with `pause` still frames (copies of frame `at`) put
+/// after frame `at`, every later frame numbered on.
+fn paused_demo(at: u64, pause: u64) -> Vec<FrameDetections> {
+    let d = demo();
+    let mut frames = Vec::new();
+    for f in &d.kept.detections {
+        if f.frame <= at {
+            frames.push(f.clone());
+        } else {
+            frames.push(FrameDetections {
+                frame: f.frame + pause,
+                ..f.clone()
+            });
+        }
+        if f.frame == at {
+            frames.extend((1..=pause).map(|k| FrameDetections {
+                frame: at + k,
+                ..f.clone()
+            }));
+        }
+    }
+    frames
+}
+
+#[test]
+fn a_move_not_flicked_in_30_s_is_told_at_once_then_judged() {
+    let d = demo();
+    let fps = d.fps.expect("the demo's frame rate");
+    // A move with nothing to put back first, paused 35 s once it is ready (its
+    // move_ready is known the frame the shot before is cut, the table still).
+    let (shot, ready, cut) = d
+        .kept
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            Event::MoveReady { shot, duties, .. } if *shot > 0 && duties.is_empty() => {
+                Some((*shot, e.frame, e.known_at))
+            }
+            _ => None,
+        })
+        .expect("the demo has a move without duties after its first");
+    let pause = (35.0 * fps) as u64;
+    let source = Recorded::new("paused", d.fps, paused_demo(cut, pause));
+    let mut kept = Keep::default();
+    let outcome = driver::run(&settings(), None, source, &mut kept).expect("run");
+    let late: Vec<&EventLine> = kept
+        .events
+        .iter()
+        .filter(|e| matches!(&e.event, Event::Violation { code, .. } if code == "5"))
+        .collect();
+    // Told as it happened: 30 s of frames after the ready frame, before the flick.
+    let early: Vec<&&EventLine> = late
+        .iter()
+        .filter(|e| matches!(e.event, Event::Violation { judged: false, .. }))
+        .collect();
+    assert_eq!(early.len(), 1, "{late:#?}");
+    let early = early[0];
+    let at = ready + (30.0 * fps).ceil() as u64;
+    assert!(
+        early.known_at >= at && early.known_at <= at + 1,
+        "{early:?}, ready at {ready}"
+    );
+    let flick = outcome.record.shots[shot].flick_frame;
+    assert!(early.known_at < flick, "{early:?}, flick at {flick}");
+    let mover = outcome.record.shots[shot].player;
+    assert!(
+        matches!(early.event, Event::Violation { shot: k, player, fine: 0, .. } if k == shot && player == mover),
+        "{early:?}"
+    );
+    // Then judged with the shot, as the record has it.
+    assert!(
+        late.iter().any(
+            |e| matches!(e.event, Event::Violation { judged: true, shot: k, .. } if k == shot)
+        ),
+        "{late:#?}"
+    );
+    assert!(outcome.record.shots[shot]
+        .violations
+        .iter()
+        .any(|v| v.code == "5"));
+    // Without the pause, none.
+    assert!(!d
+        .kept
+        .events
+        .iter()
+        .any(|e| matches!(&e.event, Event::Violation { code, .. } if code == "5")));
+}
+
+/// A live source that loses its camera at frame `lost_at`: it leaves the notes a
+/// reader would (twice `lost`: the stall seen first, then the read that failed), says
+/// it is waiting, and looks at what the listener was told meanwhile; then frames come
+/// again, after a reconnection (`gap` frames missed) or, with `gap` none, a stall
+/// that only ended.
+struct LosingCamera {
+    frames: Vec<FrameDetections>,
+    lost_at: u64,
+    gap: Option<u64>,
+    log: CameraLog,
+    told: Arc<Mutex<Vec<EventLine>>>,
+    /// The events told while the source waited.
+    told_while_waiting: Arc<Mutex<Vec<EventLine>>>,
+}
+
+impl FrameSource for LosingCamera {
+    fn info(&self) -> SourceInfo {
+        SourceInfo {
+            spec: "camera".into(),
+            fps: Some(30.0),
+            frames: None,
+            first: 0,
+        }
+    }
+
+    fn camera_log(&self) -> Option<CameraLog> {
+        Some(self.log.clone())
+    }
+
+    fn run(
+        self,
+        _settings: &Settings,
+        frame: &mut dyn FnMut(Step<'_>) -> Result<Flow, DriverError>,
+    ) -> Result<SourceEnd, DriverError> {
+        let lost = |detail: &str| CameraNote {
+            at: self.lost_at,
+            state: CameraState::Lost,
+            skipped: None,
+            detail: detail.into(),
+        };
+        let mut back = 0;
+        for dets in &self.frames {
+            if dets.frame < back {
+                continue;
+            }
+            if dets.frame == self.lost_at {
+                self.log.push(lost("no frame for 2.0 s"));
+                frame(Step::Waiting)?;
+                self.log.push(lost("the read failed"));
+                frame(Step::Waiting)?;
+                *self.told_while_waiting.lock().expect("lock") =
+                    self.told.lock().expect("lock").clone();
+                if let Some(gap) = self.gap {
+                    back = self.lost_at + gap;
+                    self.log.push(CameraNote {
+                        at: back,
+                        state: CameraState::Reconnected,
+                        skipped: Some((self.lost_at, gap)),
+                        detail: "open again".into(),
+                    });
+                    continue;
+                }
+            }
+            if frame(Step::Frame(dets))? == Flow::Stop {
+                break;
+            }
+        }
+        Ok(SourceEnd::default())
+    }
+}
+
+/// Keeps the events where a source can see them.
+struct Shared(Arc<Mutex<Vec<EventLine>>>);
+
+impl Listener for Shared {
+    fn event(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        self.0.lock().expect("lock").push(line.clone());
+        Ok(())
+    }
+}
+
+#[test]
+fn a_lost_camera_is_told_while_it_is_away_once_and_then_its_return() {
+    let frames = demo().kept.detections.clone();
+    for gap in [Some(20), None] {
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let waiting = Arc::new(Mutex::new(Vec::new()));
+        let source = LosingCamera {
+            frames: frames.clone(),
+            lost_at: 150,
+            gap,
+            log: CameraLog::default(),
+            told: Arc::clone(&told),
+            told_while_waiting: Arc::clone(&waiting),
+        };
+        let outcome =
+            driver::run(&settings(), None, source, &mut Shared(Arc::clone(&told))).expect("run");
+        let camera = |events: &[EventLine]| -> Vec<(CameraState, u64, u64)> {
+            events
+                .iter()
+                .filter_map(|e| match &e.event {
+                    Event::Camera { state, .. } => Some((*state, e.frame, e.known_at)),
+                    _ => None,
+                })
+                .collect()
+        };
+        // Told while the source waited, known at the last frame read.
+        let lost = (CameraState::Lost, 149, 149);
+        assert_eq!(camera(&waiting.lock().expect("lock")), [lost], "{gap:?}");
+        let back = 150 + gap.unwrap_or(0);
+        assert_eq!(
+            camera(&told.lock().expect("lock")),
+            [lost, (CameraState::Reconnected, back, back)],
+            "{gap:?}"
+        );
+        // The frames missed are a gap, not damage.
+        assert!(outcome.record.video.damaged_frames.is_empty(), "{gap:?}");
+    }
 }

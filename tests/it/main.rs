@@ -48,6 +48,7 @@ mod hostile_videos;
 mod layout;
 #[cfg(feature = "opencv")]
 mod live;
+mod live_board;
 #[cfg(feature = "opencv")]
 mod progress_eta;
 #[cfg(feature = "opencv")]
