@@ -185,6 +185,18 @@ impl CameraLog {
         }
     }
 
+    /// The loss noted next, when frames stopped after frame `last`: known as soon as
+    /// `last` is analysed, before any frame of the source opened again comes.
+    pub fn take_lost_after(&self, last: FrameIdx) -> Option<CameraNote> {
+        let mut notes = self.0.lock().ok()?;
+        let front = notes.front()?;
+        if front.state == CameraState::Lost && front.at <= last + 1 {
+            notes.pop_front()
+        } else {
+            None
+        }
+    }
+
     /// The notes up to frame `upto` (all with `None`), in order.
     pub fn take(&self, upto: Option<FrameIdx>) -> Vec<CameraNote> {
         let Ok(mut notes) = self.0.lock() else {
@@ -400,9 +412,13 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         for note in notes {
             tell.camera(&mut *listener, note, index)?;
         }
+        // The source stopped after this frame: told now, whatever comes next.
+        if let Some(note) = camera.as_ref().and_then(|c| c.take_lost_after(index)) {
+            tell.camera(&mut *listener, note, index)?;
+        }
         // Frames come again after a stall the source told as a loss, without
         // opening anything again (a stream that was only slow).
-        if tell.lost {
+        else if tell.lost {
             tell.camera(
                 &mut *listener,
                 CameraNote {

@@ -312,7 +312,8 @@ impl FrameSource for VideoSource {
                         Ok(item) => Some(item),
                         Err(RecvTimeoutError::Disconnected) => None,
                         Err(RecvTimeoutError::Timeout) => {
-                            if let (Some(note), Some(log)) = (w.waited(STALL_TICK), &log) {
+                            if let (Some(mut note), Some(log)) = (w.waited(STALL_TICK), &log) {
+                                note.detail = format!("{spec}: {}", note.detail);
                                 log.push(note);
                             }
                             if on_frame(Step::Waiting)? == Flow::Stop {

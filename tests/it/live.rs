@@ -72,7 +72,11 @@ fn a_file_ends_by_itself_at_the_match_end_and_writes_the_record() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     let told = lines(&stdout);
-    assert!(told.iter().all(|e| e["version"] == 1), "{stdout}");
+    assert!(
+        told.iter()
+            .all(|e| e["version"] == fishtrack::driver::EVENT_VERSION),
+        "{stdout}"
+    );
     let k = kinds(&told);
     assert_eq!(k.first(), Some(&"match_ready"), "{k:?}");
     assert_eq!(k.last(), Some(&"match_over"), "{k:?}");
@@ -355,8 +359,9 @@ fn a_stream_that_ends_is_lost_and_reconnected() {
         .collect();
     assert_eq!(states, ["connected", "lost", "reconnected"], "{seen:?}");
     let lost = told.iter().find(|e| e["state"] == "lost").expect("lost");
-    // Lost after the stream's 415 frames; frames filmed meanwhile were never seen.
-    assert_eq!(lost["frame"], 415, "{lost}");
+    // Lost after the stream's 415 frames, told at once (at the last frame read);
+    // frames filmed meanwhile were never seen.
+    assert_eq!(lost["frame"], 414, "{lost}");
     let back = told
         .iter()
         .find(|e| e["state"] == "reconnected")
@@ -370,6 +375,164 @@ fn a_stream_that_ends_is_lost_and_reconnected() {
         Value::Null,
         "{}",
         record["video"]
+    );
+}
+
+/// Serves `file` over HTTP as a network camera does: one unending reply (no length,
+/// so it is not seekable), sent at `rate` bytes a second when given, paused `stall`
+/// once halfway (a stream that stalls); every connection after the first is refused
+/// for `down` from the first one refused (a camera unplugged that long).
+fn serve_flaky(file: PathBuf, rate: Option<usize>, stall: Duration, down: Duration) -> u16 {
+    use std::sync::{Arc, Mutex};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let bytes = Arc::new(std::fs::read(&file).expect("read the video"));
+        let mut served = 0;
+        let refusing_since: Mutex<Option<Instant>> = Mutex::default();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            if served > 0 {
+                let mut since = refusing_since.lock().expect("lock");
+                if since.get_or_insert_with(Instant::now).elapsed() < down {
+                    continue;
+                }
+            }
+            let stall = if served == 0 { stall } else { Duration::ZERO };
+            served += 1;
+            let bytes = Arc::clone(&bytes);
+            std::thread::spawn(move || {
+                let mut head = [0u8; 4096];
+                let _ = stream.read(&mut head);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.0 200 OK\r\nContent-Type: video/x-msvideo\r\n\r\n"
+                );
+                const CHUNK: usize = 16 * 1024;
+                let began = Instant::now();
+                let half = bytes.len() / 2;
+                for (k, chunk) in bytes.chunks(CHUNK).enumerate() {
+                    if k * CHUNK <= half && (k + 1) * CHUNK > half {
+                        std::thread::sleep(stall);
+                    }
+                    if let Some(rate) = rate {
+                        let due = Duration::from_secs_f64((k * CHUNK) as f64 / rate as f64);
+                        std::thread::sleep(due.saturating_sub(began.elapsed()));
+                    }
+                    if stream.write_all(chunk).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// Runs `live` on `url` with a game of 10 moves (the match is not over when the
+/// stream ends) until the first `reconnected`; every line with when it came.
+fn live_until_reconnected(url: &str) -> Vec<(Instant, Value)> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let calibration = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration");
+    let mut game = json(&calibration.join("game.json"));
+    game["moves_per_player"] = Value::from(10);
+    let game_path = dir.path().join("game.json");
+    std::fs::write(&game_path, game.to_string()).expect("write");
+    std::fs::copy(
+        calibration.join("items.json"),
+        dir.path().join("items.json"),
+    )
+    .expect("copy");
+    let mut child = fishtrack()
+        .args([
+            "live",
+            url,
+            "--game",
+            &s(&game_path),
+            "--quiet",
+            "--port",
+            "0",
+        ])
+        .args(["-o", &s(&dir.path().join("rec.json"))])
+        .arg("--journal")
+        .arg(dir.path().join("j.jsonl"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let rx = watch_stdout(&mut child);
+    let limit = Instant::now() + Duration::from_secs(90);
+    let mut told = Vec::new();
+    while Instant::now() < limit {
+        let Ok(line) = rx.recv_timeout(Duration::from_millis(50)) else {
+            continue;
+        };
+        let v: Value = serde_json::from_str(&line).expect("a JSON line");
+        let back = v["state"] == "reconnected";
+        told.push((Instant::now(), v));
+        if back {
+            break;
+        }
+    }
+    sigterm(&child);
+    assert_eq!(child.wait().expect("wait").code(), Some(0));
+    told
+}
+
+/// The camera's `lost` and `reconnected` lines and when each came.
+fn lost_and_back(told: &[(Instant, Value)]) -> ((Instant, &Value), (Instant, &Value)) {
+    let find = |state: &str| {
+        told.iter()
+            .find(|(_, v)| v["event"] == "camera" && v["state"] == state)
+            .map(|(t, v)| (*t, v))
+            .unwrap_or_else(|| panic!("no {state}: {told:?}"))
+    };
+    (find("lost"), find("reconnected"))
+}
+
+#[test]
+fn a_stream_gone_is_told_lost_at_once_not_when_it_comes_back() {
+    let down = Duration::from_secs(3);
+    let port = serve_flaky(PathBuf::from(demo()), None, Duration::ZERO, down);
+    let told = live_until_reconnected(&format!("http://127.0.0.1:{port}/match.avi"));
+    let ((lost_at, lost), (back_at, back)) = lost_and_back(&told);
+    // Told while the stream was refused: well before it was opened again.
+    let between = back_at - lost_at;
+    eprintln!("live: lost told {between:?} before reconnected ({lost}, {back})");
+    assert!(
+        between >= Duration::from_secs(2),
+        "{between:?}: {lost} {back}"
+    );
+    // At the stream's end (the last frame or two of the unseekable AVI unread),
+    // about the last frame read.
+    assert!(lost["frame"].as_u64().is_some_and(|f| f >= 400), "{lost}");
+    assert_eq!(lost["frame"], lost["known_at"], "{lost}");
+    assert!(back["dropped"].as_u64().is_some_and(|n| n > 0), "{back}");
+}
+
+#[test]
+fn a_stream_that_stalls_is_told_lost_after_2_s_and_back_when_frames_come() {
+    let stall = Duration::from_secs(5);
+    // At the rate it was filmed (415 frames in 13.8 s), as a camera sends it.
+    let video = PathBuf::from(demo());
+    let rate = (std::fs::metadata(&video).expect("size").len() as f64 / 13.8) as usize;
+    let port = serve_flaky(video, Some(rate), stall, Duration::ZERO);
+    let told = live_until_reconnected(&format!("http://127.0.0.1:{port}/match.avi"));
+    let ((lost_at, lost), (back_at, back)) = lost_and_back(&told);
+    let between = back_at - lost_at;
+    eprintln!("live: a stall told lost {between:?} before frames came again ({lost}, {back})");
+    assert!(
+        lost["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("no frame for")),
+        "{lost}"
+    );
+    // Halfway through the stream, the connection kept: nothing was missed.
+    assert!(lost["frame"].as_u64().is_some_and(|f| f < 400), "{lost}");
+    assert!(back["dropped"].is_null(), "{back}");
+    assert!(
+        between >= Duration::from_secs(1),
+        "{between:?}: {lost} {back}"
     );
 }
 
@@ -493,7 +656,13 @@ fn the_scoreboard_serves_the_page_and_the_events() {
         }
     }
     assert!(got.contains("text/event-stream"), "{got}");
-    assert!(got.contains("data: {\"version\":1"), "{got}");
+    assert!(
+        got.contains(&format!(
+            "data: {{\"version\":{}",
+            fishtrack::driver::EVENT_VERSION
+        )),
+        "{got}"
+    );
     assert!(got.contains("\"match_ready\""), "{got}");
     sigterm(&child);
     assert_eq!(child.wait().expect("wait").code(), Some(0));
