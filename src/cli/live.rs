@@ -25,15 +25,16 @@ use crate::record::{Record, Shot, VideoInfo, RECORD_VERSION};
 /// `live --help`'s text (the subcommand's, in cli/mod.rs: a variant's doc line
 /// would hide an `Args` struct's own).
 pub const LONG_ABOUT: &str =
-    "Score a match while it is played: every event (a shot judged, an item lost, \
-a violation, the scores, whose move it is and what must be put back, the camera's state) as one \
-JSON object a line on stdout, the moment it is known (schema: docs/live.md).\n\n\
+    "Score a match while it is played: every event (a flick the moment it starts, a shot \
+judged, an item lost, a violation, R11 5 the moment 30 s pass without a flick, the scores, whose \
+move it is and what must be put back, the camera's state) as one JSON object a line on stdout, \
+the moment it is known (schema: docs/live.md).\n\n\
 SOURCE is a camera (webcam:N, /dev/videoN), a network stream (rtsp://, udp://, http://, … \
 through OpenCV's FFmpeg backend) or a video file. A file is read as fast as it decodes, or \
 with --realtime at its frame rate by the wall clock, dropping frames when the analysis falls \
 behind, as a camera would (told as camera frames_dropped events). A camera or stream that stops \
-is opened again with growing waits (camera lost, then reconnected); one that never opens is an \
-error.\n\n\
+(a read fails, or no frame for 2 s) is told lost at once and opened again with growing waits \
+(then reconnected); one that never opens is an error.\n\n\
 Every event is also appended to the journal (--journal, or a new file named after -o and the \
 time), written, flushed and fsynced before the next: after a crash or a power loss, \
 `live SOURCE --resume JOURNAL` goes on with the same scores, mover, duties and identities; on a \
@@ -45,8 +46,9 @@ record after a camera's resume holds every shot.\n\n\
 live ends by itself when the match is over (every player made their moves and the last shot \
 came to rest), when the source ends, or on Ctrl-C / SIGTERM; each way the record (-o) is \
 written. A second Ctrl-C ends at once, without it (the journal has everything).\n\n\
-While it runs, a scoreboard page (scores, whose move, the move timer, the duties) is served at \
-http://127.0.0.1:8350/ (--port, --listen), the events at /events.";
+While it runs, a scoreboard page (scores, whose move, the move timer, the duties, in type to \
+read from across the room; it reconnects by itself) is served at http://127.0.0.1:8350/ \
+(--port, --listen), the events at /events.";
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \

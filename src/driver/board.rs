@@ -224,6 +224,7 @@ body{font-family:system-ui,"DejaVu Sans",sans-serif;background:#0d0d0d;color:#f2
 #timer.late{color:#ff4a3d}#timer.done{color:#9be39b}
 #duties{font-size:5vmin;background:#3a2a00;border-radius:1vmin;padding:1vmin 2vmin}
 #duties:empty{display:none}
+#duties small{font-size:3.6vmin;color:#e0c870}
 #calls{font-size:4.4vmin;line-height:1.3}
 #cam{font-size:3.6vmin;color:#c8c8c8}
 #cam.bad{color:#ff6b5e;font-weight:700}
@@ -255,7 +256,7 @@ function draw(){
   document.getElementById("move").textContent=st.over?"Match over":
     (st.players.length?`Move ${st.number}: ${who(st.mover)}`:"waiting for the match");
   document.getElementById("duties").innerHTML=st.duties.length&&!st.over?"<h2>put back first</h2>"+
-    st.duties.map(d=>esc(item(d.item))+(d.verdict=="impossible"?" (cannot go back)":d.verdict=="optional"?" (may go back)":"")).join(" &middot; "):"";
+    st.duties.map(d=>esc(item(d.item))+` <small>${esc(d.rule)}</small>`+(d.verdict=="impossible"?" (cannot go back)":d.verdict=="optional"?" (may go back)":"")).join(" &middot; "):"";
   document.getElementById("calls").innerHTML=st.calls.length?"<h2>last calls</h2>"+st.calls.slice(-3).join("<br>"):"";
   const cam=document.getElementById("cam");cam.textContent=st.cam;cam.className=st.camBad?"bad":"";
   document.getElementById("alert").textContent=!linked?"scoreboard disconnected: reconnecting":

@@ -117,7 +117,8 @@ impl Browser {
     }
 
     fn text(&mut self) -> String {
-        self.eval("document.body.innerText")
+        // The page may not be parsed yet when the browser is first asked.
+        self.eval("document.body ? document.body.innerText : ''")
             .as_str()
             .unwrap_or_default()
             .to_string()
