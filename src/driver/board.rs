@@ -268,7 +268,7 @@ function tick(){
   if(st.readyAt===null||st.over){t.textContent="";return}
   const end=st.flickAt??(Date.now()-offset);
   const s=Math.max(0,(end-st.readyAt)/1000);
-  t.textContent=(st.flickAt!==null?"flicked at ":"")+s.toFixed(0)+" s";
+  t.textContent=(st.flickAt!==null?"flicked at ":"")+Math.floor(s)+" s";
   t.className=s>LIMIT_S?"late":(st.flickAt!==null?"done":"");
 }
 function take(e,at){

@@ -390,3 +390,80 @@ fn the_page_comes_back_when_the_server_restarts() {
     );
     assert!(took <= SHOWN_WITHIN, "{took:?}");
 }
+
+#[test]
+fn the_move_timer_runs_from_move_ready_and_stops_at_the_flick() {
+    let Some(chromium) = chromium() else { return };
+    let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
+    board.publish(&match_ready(&["Anna", "Boris"]));
+    let mut page = Browser::open(&chromium, &format!("http://{}/", board.addr()));
+    page.wait_for_text("Anna", Duration::from_secs(30));
+    let ready = Event::MoveReady {
+        number: 5,
+        shot: 4,
+        mover: 0,
+        duties: vec![],
+    };
+    page.shown_after_publish(&board, &line(400, ready), "Move 5: Anna");
+    let timer = |page: &mut Browser| -> String {
+        page.eval("document.getElementById('timer').textContent")
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(timer(&mut page), "0 s");
+    page.wait_for_text("2 s", Duration::from_secs(5));
+    let flick = Event::Flick {
+        shot: 4,
+        mover: 0,
+        first_moved: None,
+        first_moved_known: false,
+    };
+    page.shown_after_publish(&board, &line(470, flick), "flicked at");
+    let stopped = timer(&mut page);
+    let seconds = |t: &str| -> u64 {
+        t.trim_start_matches("flicked at ")
+            .trim_end_matches(" s")
+            .parse()
+            .unwrap_or_else(|_| panic!("a timer: {t:?}"))
+    };
+    assert!(seconds(&stopped) >= 2, "{stopped}");
+    // Stopped at the flick.
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(timer(&mut page), stopped);
+    // Withdrawn: it runs on from the move's ready time.
+    let withdrawn = Event::FlickWithdrawn {
+        shot: 4,
+        mover: 0,
+        detail: String::new(),
+    };
+    let published = Instant::now();
+    board.publish(&line(480, withdrawn));
+    let running = loop {
+        let t = timer(&mut page);
+        if !t.contains("flicked") {
+            break t;
+        }
+        assert!(published.elapsed() <= SHOWN_WITHIN, "still {t:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        seconds(&running) > seconds(&stopped),
+        "{running} after {stopped}"
+    );
+    // R11 5 told as it happens is a call on the page, and once judged not again.
+    let late = |judged| Event::Violation {
+        shot: 4,
+        code: "5".into(),
+        player: 0,
+        evidence: String::new(),
+        fine: 0,
+        judged,
+    };
+    page.shown_after_publish(&board, &line(1300, late(false)), "R11 5 (over 30 s)");
+    board.publish(&line(1400, late(true)));
+    board.publish(&line(1410, shot_over(4, vec![0, 0])));
+    page.wait_for_text("shot 5", Duration::from_secs(5));
+    let text = page.text();
+    assert_eq!(text.matches("R11 5").count(), 1, "{text}");
+}
