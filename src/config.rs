@@ -350,8 +350,7 @@ impl Game {
 
     /// The review threshold: `review_below`, else [`DEFAULT_REVIEW_BELOW`].
     pub fn review_below(&self) -> f64 {
-        self.review_below
-            .unwrap_or(DEFAULT_REVIEW_BELOW)
+        self.review_below.unwrap_or(DEFAULT_REVIEW_BELOW)
     }
 
     pub fn player_count(&self) -> usize {

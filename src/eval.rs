@@ -280,7 +280,8 @@ pub fn evaluate(
             e.lost_false_positive += r.lost.len();
             // A shot the truth does not have: every call of it is wrong.
             for c in r.calls() {
-                e.review.add(true, c.evidence.confidence < below && !r.amended(&c));
+                e.review
+                    .add(true, c.evidence.confidence < below && !r.amended(&c));
             }
         }
     }
@@ -627,7 +628,9 @@ fn review_calls(r: &Shot, t: &Shot, below: f64, out: &mut ReviewCount) {
         let wrong = match c.call {
             Call::Lost | Call::LostUnseen => true_lost(item).is_none(),
             Call::Exit => match (true_lost(item), r.lost.iter().find(|l| l.item == item)) {
-                (Some(tl), Some(l)) => (tl.exit.point() - l.exit.point()).norm() > EXIT_TOLERANCE_MM,
+                (Some(tl), Some(l)) => {
+                    (tl.exit.point() - l.exit.point()).norm() > EXIT_TOLERANCE_MM
+                }
                 _ => true,
             },
             Call::OnTable => true_lost(item).is_some(),
@@ -640,12 +643,13 @@ fn review_calls(r: &Shot, t: &Shot, below: f64, out: &mut ReviewCount) {
             Call::FirstMoved => t.first_moved.is_some() && t.first_moved != Some(item),
             Call::PutBack => !t.put_back.iter().any(|p| {
                 p.item == item
-                    && p.verdict == r.put_back.iter().find(|q| q.item == item).and_then(|q| q.verdict.clone())
+                    && p.verdict
+                        == r.put_back
+                            .iter()
+                            .find(|q| q.item == item)
+                            .and_then(|q| q.verdict.clone())
             }),
-            Call::Violation => !t
-                .violations
-                .iter()
-                .any(|v| Some(v.code.as_str()) == c.code),
+            Call::Violation => !t.violations.iter().any(|v| Some(v.code.as_str()) == c.code),
         };
         out.add(wrong, flagged(c));
     }
@@ -664,7 +668,10 @@ fn review_calls(r: &Shot, t: &Shot, below: f64, out: &mut ReviewCount) {
         if r.coins_in_holes.get(coin) == Some(fish) || !r.end.contains_key(coin) {
             continue;
         }
-        if calls.iter().any(|c| c.item == Some(*coin) && matches!(c.call, Call::CoinOut)) {
+        if calls
+            .iter()
+            .any(|c| c.item == Some(*coin) && matches!(c.call, Call::CoinOut))
+        {
             continue;
         }
         out.add(true, false);

@@ -188,13 +188,19 @@ impl Evidence {
             ));
         }
         check_count(&format!("{at}.frames"), self.frames.len(), MAX_DECISIONS)?;
-        check_count(&format!("{at}.measured"), self.measured.len(), MAX_DECISIONS)?;
+        check_count(
+            &format!("{at}.measured"),
+            self.measured.len(),
+            MAX_DECISIONS,
+        )?;
         for f in &self.frames {
             check_frame(&format!("{at}.frames"), *f)?;
         }
         for (k, v) in &self.measured {
             if !v.is_finite() || v.abs() > 1e12 {
-                return Err(format!("{at}.measured.{k} is {v}, expected a finite number"));
+                return Err(format!(
+                    "{at}.measured.{k} is {v}, expected a finite number"
+                ));
             }
         }
         check_count(
@@ -839,18 +845,20 @@ impl Shot {
     /// item (a lost, not-lost, exit or coin-in amendment), a mover amendment for
     /// the first item moved, or the dropped violation itself.
     pub fn amended(&self, call: &Flagged<'_>) -> bool {
-        self.amendments.iter().any(|a| match (&a.change, call.call) {
-            (Change::Mover { .. }, Call::FirstMoved | Call::Violation) => true,
-            (Change::DropViolation { code }, Call::Violation) => call.code == Some(code),
-            (c, Call::FirstMoved | Call::Violation) => {
-                let _ = c;
-                false
-            }
-            (c, _) => {
-                let named = c.items();
-                call.item.is_some_and(|i| named.contains(&i))
-            }
-        })
+        self.amendments
+            .iter()
+            .any(|a| match (&a.change, call.call) {
+                (Change::Mover { .. }, Call::FirstMoved | Call::Violation) => true,
+                (Change::DropViolation { code }, Call::Violation) => call.code == Some(code),
+                (c, Call::FirstMoved | Call::Violation) => {
+                    let _ = c;
+                    false
+                }
+                (c, _) => {
+                    let named = c.items();
+                    call.item.is_some_and(|i| named.contains(&i))
+                }
+            })
     }
 
     /// The calls less sure than `below` that no amendment settled, least sure first.
@@ -888,7 +896,11 @@ impl Shot {
             .iter_mut()
             .map(|d| &mut d.evidence)
             .chain(self.put_back.iter_mut().filter_map(|p| p.decision.as_mut()))
-            .chain(self.violations.iter_mut().filter_map(|v| v.decision.as_mut()));
+            .chain(
+                self.violations
+                    .iter_mut()
+                    .filter_map(|v| v.decision.as_mut()),
+            );
         for e in evidence {
             e.frames.iter_mut().for_each(f);
         }

@@ -262,11 +262,8 @@ fn review_html(scene: &Scene) -> String {
             .map(|x| format!("{x} ({})", seconds(scene, *x)))
             .collect::<Vec<_>>()
             .join(", ");
-        let mut measured: Vec<String> = e
-            .measured
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
+        let mut measured: Vec<String> =
+            e.measured.iter().map(|(k, v)| format!("{k} {v}")).collect();
         if let Some(by) = &e.hidden_by {
             measured.push(format!("hidden by {by}"));
         }

@@ -113,13 +113,16 @@ fn put_back_evidence(state: &MatchState, shot: &Shot, p: &PutBack) -> Evidence {
             }
         );
     }
-    let still_off = !shot.lost.iter().any(|l| l.item == p.item) && state.off_table.contains(&p.item);
+    let still_off =
+        !shot.lost.iter().any(|l| l.item == p.item) && state.off_table.contains(&p.item);
     if still_off {
         ev_measured.push(("still_off_table", 1.0));
     }
     ev_measured
         .into_iter()
-        .fold(Evidence::new(conf, why).at(frames), |e, (k, v)| e.with(k, v))
+        .fold(Evidence::new(conf, why).at(frames), |e, (k, v)| {
+            e.with(k, v)
+        })
 }
 
 fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidence {
@@ -137,11 +140,7 @@ fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidenc
                 format!(
                     "{}; rests on which item moved first{}",
                     v.evidence,
-                    if first.is_none() {
-                        " (not seen)"
-                    } else {
-                        ""
-                    }
+                    if first.is_none() { " (not seen)" } else { "" }
                 ),
             )
             .at([v.frame]);
@@ -154,7 +153,9 @@ fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidenc
             e
         }
         "5" => {
-            let ready = interlude.and_then(|b| b.ready_frame).or(state.last_rest_frame);
+            let ready = interlude
+                .and_then(|b| b.ready_frame)
+                .or(state.last_rest_frame);
             let fps = state.fps.unwrap_or(30.0);
             let secs = ready.map_or(0.0, |r| shot.flick_frame.saturating_sub(r) as f64 / fps);
             Evidence::new(
@@ -201,7 +202,10 @@ fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidenc
                     let (conf, off) = match duty {
                         Some(q) => {
                             let off = (q.point() - p.pose.point()).norm();
-                            (sure(off - OBSERVED_TOLERANCE_MM, REST_PRECISION_MM), Some(off))
+                            (
+                                sure(off - OBSERVED_TOLERANCE_MM, REST_PRECISION_MM),
+                                Some(off),
+                            )
                         }
                         // No legal pose (or not lost): the call rests on the order
                         // and identity of what was seen placed, each sighting one frame.

@@ -9,7 +9,9 @@ use super::ShotConfig;
 use crate::geometry::shapes::{boundary_distance, point_in_polygon};
 use crate::geometry::{PlacedFish, Point};
 use crate::model::{FrameIdx, ItemId, Pose};
-use crate::record::{seen_factor, sure, Call, Decision, Evidence, Shot, EXIT_TOLERANCE_MM, Stacking};
+use crate::record::{
+    seen_factor, sure, Call, Decision, Evidence, Shot, Stacking, EXIT_TOLERANCE_MM,
+};
 use crate::track::ExitEvidence;
 use std::collections::BTreeMap;
 
@@ -37,7 +39,13 @@ fn path_scale(distance_mm: f64) -> f64 {
 }
 
 /// The exit point's call: as sure as the distance it was extrapolated over allows.
-pub(super) fn exit(item: ItemId, exit: Point, from: Point, from_frame: FrameIdx, cross_frame: FrameIdx) -> Decision {
+pub(super) fn exit(
+    item: ItemId,
+    exit: Point,
+    from: Point,
+    from_frame: FrameIdx,
+    cross_frame: FrameIdx,
+) -> Decision {
     let extrapolated = (exit - from).norm();
     let expected_error = REST_PRECISION_MM + EXIT_DRIFT_PER_MM * extrapolated;
     let e = Evidence::new(
@@ -63,6 +71,8 @@ pub(super) struct SeenLeaving {
     /// Its last sighting: frame, centre of mass, speed (mm/s).
     pub last: Option<(FrameIdx, Point, f64)>,
     pub cross_frame: FrameIdx,
+    /// The shot's rest frame: from the crossing to it, the item was nowhere on the table.
+    pub rest_frame: FrameIdx,
 }
 
 /// A lost item the tracker followed over the edge: seen beyond it (how far beyond),
@@ -99,10 +109,21 @@ pub(super) fn lost_seen(cfg: &ShotConfig, s: &SeenLeaving) -> Decision {
             }
             .at([f, s.cross_frame])
         }
-        None => Evidence::new(0.0, format!("{item} left the table but was never seen in the shot"))
-            .at([s.cross_frame]),
+        None => Evidence::new(
+            0.0,
+            format!("{item} left the table but was never seen in the shot"),
+        )
+        .at([s.cross_frame]),
     };
-    e = e.with("frames_seen", s.frames_seen as f64);
+    // Not seen on the table again from the crossing to rest: each rest window
+    // (`still_s`) it stays away halves the doubt the sightings left.
+    let absent_s = s.rest_frame.saturating_sub(s.cross_frame) as f64 / cfg.fps.max(1e-9);
+    let doubt = (1.0 - e.confidence) * 0.5f64.powf(absent_s / cfg.still_s.max(1e-9));
+    e.confidence = (1.0 - doubt).clamp(0.0, 1.0);
+    e = e
+        .with("frames_seen", s.frames_seen as f64)
+        .with("absent_after_crossing_s", absent_s)
+        .at([s.rest_frame]);
     decision(Call::Lost, item, None, e)
 }
 
@@ -139,7 +160,9 @@ pub(super) fn first_moved(
         e = e.at([f]).with("lead_frames", lead);
     }
     if let Some(h) = hidden_until {
-        e = e.with("hidden_until_frame", h as f64).hidden(Some("hand".into()));
+        e = e
+            .with("hidden_until_frame", h as f64)
+            .hidden(Some("hand".into()));
     }
     decision(Call::FirstMoved, item, None, e)
 }
@@ -207,7 +230,9 @@ pub(super) fn rest_calls(
                 .with("frames_seen", n as f64);
                 out.push(decision(Call::CoinIn, *cid, Some(*fid), e));
             }
-            (None, Some((fid, d))) if d <= hole_reach + 2.0 * cfg.coin_radius || at_flick.is_some() => {
+            (None, Some((fid, d)))
+                if d <= hole_reach + 2.0 * cfg.coin_radius || at_flick.is_some() =>
+            {
                 let fid = at_flick.unwrap_or(fid);
                 let d = fish
                     .iter()

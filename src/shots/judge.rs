@@ -791,6 +791,7 @@ pub(crate) fn judge(
                 frames_seen: seen_rows.len(),
                 last,
                 cross_frame: cross,
+                rest_frame: shot.rest_frame,
             },
         ));
         // The exit is extrapolated from the last sighting on the table.
@@ -1041,22 +1042,27 @@ pub(crate) fn judge(
                 .with("stopping_mm", stop)
                 .with("edge_along_path_mm", exit_mm.min(1e9))
         };
-        let hidden_call = |shot: &mut Shot, fid: Option<ItemId>, cover: f64, margin: f64, why: &str| {
-            let e = measured(
-                evidence::path_call(margin, stop, format!("{how}; {why}"))
-                    .hidden(fid.map(|f| f.to_string()).or(Some("hand".into()))),
-            );
-            let e = crate::record::Evidence {
-                confidence: e.confidence * cover,
-                ..e
-            };
-            if let Some(fid) = fid {
+        let hidden_call =
+            |shot: &mut Shot, fid: Option<ItemId>, cover: f64, margin: f64, why: &str| {
+                let e = measured(
+                    evidence::path_call(margin, stop, format!("{how}; {why}"))
+                        .hidden(fid.map(|f| f.to_string()).or(Some("hand".into()))),
+                );
+                let e = crate::record::Evidence {
+                    confidence: e.confidence * cover,
+                    ..e
+                };
+                if let Some(fid) = fid {
+                    shot.decisions.push(evidence::decision(
+                        Call::Stacking,
+                        fid,
+                        Some(item),
+                        e.clone(),
+                    ));
+                }
                 shot.decisions
-                    .push(evidence::decision(Call::Stacking, fid, Some(item), e.clone()));
-            }
-            shot.decisions
-                .push(evidence::decision(Call::OnTable, item, None, e));
-        };
+                    .push(evidence::decision(Call::OnTable, item, None, e));
+            };
         if let (Some(fid), false) = (stop_hidden, exit_within_stop) {
             hidden_call(
                 &mut shot,
@@ -1095,10 +1101,12 @@ pub(crate) fn judge(
                 stop,
                 format!("{how}; its path leaves the table {ds:.0} mm on"),
             ));
+            // Its exit rests on a path never seen to reach the edge: no surer than the loss.
+            let mut exit = evidence::exit(item, e, p_last, f_last, frame);
+            exit.evidence.confidence = exit.evidence.confidence.min(lost.confidence);
             shot.decisions
                 .push(evidence::decision(Call::LostUnseen, item, None, lost));
-            shot.decisions
-                .push(evidence::exit(item, e, p_last, f_last, frame));
+            shot.decisions.push(exit);
             shot.lost.push(LostItem {
                 item,
                 frame,
@@ -1250,8 +1258,7 @@ fn judge_gone_from_hole(
             .push(evidence::decision(Call::LostUnseen, item, None, lost));
         // Where it really crossed is not known: the nearest edge point is a guess
         // that grows with the distance the coin flew.
-        shot.decisions
-            .push(evidence::exit(item, e, p, f, f + 1));
+        shot.decisions.push(evidence::exit(item, e, p, f, f + 1));
         shot.lost.push(LostItem {
             item,
             frame: f + 1,
