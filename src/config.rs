@@ -313,7 +313,15 @@ pub struct GameFile {
     pub items: ItemsRef,
     #[serde(default)]
     pub fine_policy: FinePolicy,
+    /// Calls less sure than this (0 to 1) are flagged for review; absent: 0.8
+    /// ([`DEFAULT_REVIEW_BELOW`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_below: Option<f64>,
 }
+
+/// The review threshold when the game file names none: a call less sure than this is
+/// flagged for the referee to look at first (`review_below`; docs/formats.md).
+pub const DEFAULT_REVIEW_BELOW: f64 = 0.8;
 
 /// A validated match set-up with its items resolved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -322,6 +330,10 @@ pub struct Game {
     pub moves_per_player: u32,
     pub items: Items,
     pub fine_policy: FinePolicy,
+    /// Calls less sure than this (0 to 1) are flagged for review (`review_below` in
+    /// game.json; absent: [`DEFAULT_REVIEW_BELOW`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_below: Option<f64>,
 }
 
 impl Game {
@@ -332,7 +344,13 @@ impl Game {
             moves_per_player,
             items,
             fine_policy: FinePolicy::None,
+            review_below: None,
         }
+    }
+
+    /// The review threshold: `review_below`, else [`DEFAULT_REVIEW_BELOW`].
+    pub fn review_below(&self) -> f64 {
+        self.review_below.unwrap_or(DEFAULT_REVIEW_BELOW)
     }
 
     pub fn player_count(&self) -> usize {
@@ -379,6 +397,7 @@ impl Game {
             moves_per_player: file.moves_per_player,
             items,
             fine_policy: file.fine_policy,
+            review_below: file.review_below,
         };
         game.validate().map_err(|message| ConfigError::Invalid {
             path: path.to_path_buf(),
@@ -410,6 +429,11 @@ impl Game {
             }
             seen.push((rgb, i));
         }
+        if let Some(r) = self.review_below.filter(|r| !(0.0..=1.0).contains(r)) {
+            return Err(format!(
+                "review_below is {r}, outside the allowed 0 to 1 (a call's confidence)"
+            ));
+        }
         if self.moves_per_player == 0 {
             return Err("moves_per_player must be at least 1".into());
         }
@@ -430,6 +454,7 @@ impl Game {
             moves_per_player: self.moves_per_player,
             items: ItemsRef::Inline(self.items.clone()),
             fine_policy: self.fine_policy,
+            review_below: self.review_below,
         }
     }
 }

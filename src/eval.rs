@@ -79,6 +79,56 @@ pub struct Evaluation {
     pub score_agreement: usize,
     /// Whether the final totals agree.
     pub totals_agree: bool,
+    /// The record's calls with evidence checked against the truth (lost, exits,
+    /// coins in and out of holes, stacking, the first item moved, put-backs,
+    /// violations, and the lost items it missed): how many were wrong, how many of
+    /// those were flagged for review, how many right ones were flagged too.
+    pub review: ReviewCount,
+}
+
+/// Calls against the truth and the review flags (issue #17's targets: every wrong
+/// call flagged, at most 10 % of the right ones).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct ReviewCount {
+    pub calls: usize,
+    pub wrong: usize,
+    pub wrong_flagged: usize,
+    pub correct_flagged: usize,
+}
+
+impl ReviewCount {
+    fn add(&mut self, wrong: bool, flagged: bool) {
+        self.calls += 1;
+        if wrong {
+            self.wrong += 1;
+            self.wrong_flagged += usize::from(flagged);
+        } else {
+            self.correct_flagged += usize::from(flagged);
+        }
+    }
+
+    /// The share of right calls flagged.
+    pub fn correct_flagged_share(&self) -> f64 {
+        let right = self.calls - self.wrong;
+        if right == 0 {
+            0.0
+        } else {
+            self.correct_flagged as f64 / right as f64
+        }
+    }
+
+    /// `wrong flagged/wrong, right flagged %`, as the tables print it.
+    pub fn cell(&self) -> String {
+        if self.calls == 0 {
+            return "-".into();
+        }
+        format!(
+            "{}/{} {:.0}%",
+            self.wrong_flagged,
+            self.wrong,
+            100.0 * self.correct_flagged_share()
+        )
+    }
 }
 
 impl Evaluation {
@@ -133,6 +183,18 @@ impl Evaluation {
                 ),
             ),
             ("exit point error mm".into(), s(&self.exit_point_mm)),
+            (
+                "review: wrong calls flagged, right calls flagged".into(),
+                format!(
+                    "{}/{}, {}/{} ({:.1}%)  ({} calls)",
+                    self.review.wrong_flagged,
+                    self.review.wrong,
+                    self.review.correct_flagged,
+                    self.review.calls - self.review.wrong,
+                    100.0 * self.review.correct_flagged_share(),
+                    self.review.calls
+                ),
+            ),
             ("flick frame error".into(), s(&self.flick_frame)),
             ("rest frame error".into(), s(&self.rest_frame)),
             (
@@ -210,10 +272,17 @@ pub fn evaluate(
         used[i] = true;
         e.matched_shots += 1;
         compare_shot(&record.shots[i], t, poses, &mut e, &mut s);
+        review_calls(&record.shots[i], t, record.review_below(), &mut e.review);
     }
+    let below = record.review_below();
     for (i, r) in record.shots.iter().enumerate() {
         if !used[i] {
             e.lost_false_positive += r.lost.len();
+            // A shot the truth does not have: every call of it is wrong.
+            for c in r.calls() {
+                e.review
+                    .add(true, c.evidence.confidence < below && !r.amended(&c));
+            }
         }
     }
     e.totals_agree = record.scores == truth.scores;
@@ -266,6 +335,10 @@ pub fn pool<'a>(
         e.lost_true_positive += p.lost_true_positive;
         e.lost_false_positive += p.lost_false_positive;
         e.lost_false_negative += p.lost_false_negative;
+        e.review.calls += p.review.calls;
+        e.review.wrong += p.review.wrong;
+        e.review.wrong_flagged += p.review.wrong_flagged;
+        e.review.correct_flagged += p.review.correct_flagged;
         e.score_agreement += p.score_agreement;
         e.totals_agree &= p.totals_agree;
         all.extend(s);
@@ -536,6 +609,72 @@ fn compare_shot(
         .count();
     if r.score == t.score {
         e.score_agreement += 1;
+    }
+}
+
+/// Checks each call of record shot `r` that carries evidence against truth shot `t`
+/// (whose put-backs and violations the rules filled from the true observations).
+fn review_calls(r: &Shot, t: &Shot, below: f64, out: &mut ReviewCount) {
+    use crate::record::{Call, EXIT_TOLERANCE_MM};
+    let calls = r.calls();
+    if calls.is_empty() {
+        return;
+    }
+    let flagged = |c: &crate::record::Flagged<'_>| c.evidence.confidence < below && !r.amended(c);
+    let true_lost = |i: ItemId| t.lost.iter().find(|l| l.item == i);
+    for c in &calls {
+        // Violations name no item (their code is compared).
+        let item = c.item.unwrap_or(ItemId::fish(0));
+        let wrong = match c.call {
+            Call::Lost | Call::LostUnseen => true_lost(item).is_none(),
+            Call::Exit => match (true_lost(item), r.lost.iter().find(|l| l.item == item)) {
+                (Some(tl), Some(l)) => {
+                    (tl.exit.point() - l.exit.point()).norm() > EXIT_TOLERANCE_MM
+                }
+                _ => true,
+            },
+            Call::OnTable => true_lost(item).is_some(),
+            Call::CoinIn => t.coins_in_holes.get(&item) != c.other.as_ref(),
+            Call::CoinOut => c.other.is_some() && t.coins_in_holes.get(&item) == c.other.as_ref(),
+            Call::Stacking => !t
+                .stacking
+                .iter()
+                .any(|s| Some(s.under) == c.other && s.top == item),
+            Call::FirstMoved => t.first_moved.is_some() && t.first_moved != Some(item),
+            Call::PutBack => !t.put_back.iter().any(|p| {
+                p.item == item
+                    && p.verdict
+                        == r.put_back
+                            .iter()
+                            .find(|q| q.item == item)
+                            .and_then(|q| q.verdict.clone())
+            }),
+            Call::Violation => !t.violations.iter().any(|v| Some(v.code.as_str()) == c.code),
+        };
+        out.add(wrong, flagged(c));
+    }
+    // A lost item the record missed: wrong, flagged if any call about it was.
+    for l in &t.lost {
+        if r.lost.iter().any(|m| m.item == l.item) {
+            continue;
+        }
+        let any = calls
+            .iter()
+            .any(|c| (c.item == Some(l.item) || c.other == Some(l.item)) && flagged(c));
+        out.add(true, any);
+    }
+    // A coin in a hole the record missed (no call about it): wrong, and unflagged.
+    for (coin, fish) in &t.coins_in_holes {
+        if r.coins_in_holes.get(coin) == Some(fish) || !r.end.contains_key(coin) {
+            continue;
+        }
+        if calls
+            .iter()
+            .any(|c| c.item == Some(*coin) && matches!(c.call, Call::CoinOut))
+        {
+            continue;
+        }
+        out.add(true, false);
     }
 }
 

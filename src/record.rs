@@ -9,8 +9,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The format version this build writes and reads.
-pub const RECORD_VERSION: u32 = 1;
+/// The format version this build writes. Version 2 added `decisions` (every call's
+/// confidence and evidence) to a shot and `evidence` to put-backs and violations; a
+/// version-1 record (written before) reads as it is, its calls without evidence.
+pub const RECORD_VERSION: u32 = 2;
+/// The oldest format version this build reads.
+pub const OLDEST_RECORD_VERSION: u32 = 1;
 
 /// The video a record was made from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -71,6 +75,9 @@ pub struct PutBack {
     /// Free text: why.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    /// How sure the duty is, from what it was decided on (version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Evidence>,
 }
 
 /// A camera-visible violation (R11).
@@ -84,6 +91,211 @@ pub struct Violation {
     /// The fine applied under the set-up's fine policy (0 or −1).
     #[serde(default)]
     pub fine: i32,
+    /// How sure the call is, from what it was decided on (version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Evidence>,
+}
+
+pub use crate::config::DEFAULT_REVIEW_BELOW;
+/// Most decisions a shot may hold, and most frames or measurements one may name.
+pub const MAX_DECISIONS: usize = 10_000;
+/// A lost item's exit point is called right when it lies within this of the true
+/// crossing (mm): a fish put back from an exit this far off is still put back where
+/// a referee would put it (R6 keeps it within a tag's width of the exit).
+pub const EXIT_TOLERANCE_MM: f64 = 25.0;
+
+/// How sure a call is whose deciding quantity lies `margin` beyond its threshold
+/// (negative: on the other side), when the quantity is known to about `scale`: a
+/// logistic, 0.5 at the threshold, 0.88 two scales beyond it, 0.98 four.
+pub fn sure(margin: f64, scale: f64) -> f64 {
+    let z = margin / scale.max(1e-9);
+    if !z.is_finite() {
+        return if z > 0.0 { 1.0 } else { 0.0 };
+    }
+    1.0 / (1.0 + (-z).exp())
+}
+
+/// How much a call resting on an item seen in `frames` frames can be trusted on that
+/// count alone: each sighting halves the chance that all of them were misreads
+/// (1 frame 0.5, 2 frames 0.75, 4 frames 0.94).
+pub fn seen_factor(frames: usize) -> f64 {
+    1.0 - 0.5f64.powi(frames.min(64) as i32)
+}
+
+/// A call's confidence and what it was decided on (record version 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Evidence {
+    /// 0 to 1: how sure the call is, computed from what was measured (margins to the
+    /// thresholds that decided it, frames seen), not set per kind of call.
+    pub confidence: f64,
+    /// The frames that decided it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames: Vec<FrameIdx>,
+    /// What was measured there: name → value, each name ending in its unit (`_mm`,
+    /// `_mm_s`, `_frames`, `_s`) or, for a count of frames seen, `frames_seen`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub measured: BTreeMap<String, f64>,
+    /// What hid the item when it was not seen (`hand`, `fish:1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden_by: Option<String>,
+    /// One sentence for the referee: what was decided, and on what.
+    pub why: String,
+}
+
+impl Evidence {
+    /// Evidence with a confidence (clamped to 0..1) and a sentence.
+    pub fn new(confidence: f64, why: impl Into<String>) -> Evidence {
+        Evidence {
+            confidence: if confidence.is_finite() {
+                confidence.clamp(0.0, 1.0)
+            } else {
+                0.0
+            },
+            why: why.into(),
+            ..Evidence::default()
+        }
+    }
+
+    /// Adds a measurement (rounded to 0.01, so records stay short and stable).
+    pub fn with(mut self, name: &str, value: f64) -> Evidence {
+        if value.is_finite() {
+            self.measured
+                .insert(name.to_string(), (value * 100.0).round() / 100.0);
+        }
+        self
+    }
+
+    /// Adds the deciding frames (sorted, each once).
+    pub fn at(mut self, frames: impl IntoIterator<Item = FrameIdx>) -> Evidence {
+        self.frames.extend(frames);
+        self.frames.sort_unstable();
+        self.frames.dedup();
+        self
+    }
+
+    /// Names what hid the item.
+    pub fn hidden(mut self, by: Option<String>) -> Evidence {
+        self.hidden_by = by;
+        self
+    }
+
+    fn validate(&self, at: &str) -> Result<(), String> {
+        use crate::limits::check_count;
+        if !(0.0..=1.0).contains(&self.confidence) {
+            return Err(format!(
+                "{at}.confidence is {}, expected 0 to 1",
+                self.confidence
+            ));
+        }
+        check_count(&format!("{at}.frames"), self.frames.len(), MAX_DECISIONS)?;
+        check_count(
+            &format!("{at}.measured"),
+            self.measured.len(),
+            MAX_DECISIONS,
+        )?;
+        for f in &self.frames {
+            check_frame(&format!("{at}.frames"), *f)?;
+        }
+        for (k, v) in &self.measured {
+            if !v.is_finite() || v.abs() > 1e12 {
+                return Err(format!(
+                    "{at}.measured.{k} is {v}, expected a finite number"
+                ));
+            }
+        }
+        check_count(
+            &format!("{at}.why (characters)"),
+            self.why.chars().count(),
+            MAX_AMENDMENT_TEXT,
+        )
+    }
+}
+
+/// What kind of call a [`Decision`] is (`call` in JSON, kebab-case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Call {
+    /// `item` was seen leaving the table (the tracker followed it over the edge).
+    Lost,
+    /// `item` vanished unseen and was judged lost: its path leaves the table.
+    LostUnseen,
+    /// Where lost `item` crossed the edge (`lost[].exit`).
+    Exit,
+    /// `item` was not seen at rest and was judged still on the table (hidden).
+    OnTable,
+    /// At rest, coin `item` lies in the hole of fish `other`.
+    CoinIn,
+    /// At rest, coin `item` lies outside the hole of fish `other` (the nearest, or
+    /// the one it lay in at the flick).
+    CoinOut,
+    /// At rest, `item` lies on `other`.
+    Stacking,
+    /// `item` was the first item set moving (R11 1.1/3).
+    FirstMoved,
+    /// The put-back duty of `item` (`put_back[]`): its legal pose or verdict.
+    PutBack,
+    /// A violation (`violations[]`); `code` names it.
+    Violation,
+}
+
+impl Call {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Call::Lost => "lost",
+            Call::LostUnseen => "lost-unseen",
+            Call::Exit => "exit",
+            Call::OnTable => "on-table",
+            Call::CoinIn => "coin-in",
+            Call::CoinOut => "coin-out",
+            Call::Stacking => "stacking",
+            Call::FirstMoved => "first-moved",
+            Call::PutBack => "put-back",
+            Call::Violation => "violation",
+        }
+    }
+}
+
+/// One observation call of a shot with its confidence and evidence (version 2):
+/// the lost items, exits, hidden items kept on the table, coins in and out of holes,
+/// stacking and the first item moved. Put-backs and violations carry theirs in
+/// `put_back[].decision` and `violations[].decision`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    pub call: Call,
+    pub item: ItemId,
+    /// The second item the call names (the fish of a hole, the item under).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other: Option<ItemId>,
+    #[serde(flatten)]
+    pub evidence: Evidence,
+}
+
+/// A call less sure than the review threshold, for the referee to look at first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flagged<'a> {
+    pub shot: usize,
+    pub call: Call,
+    pub item: Option<ItemId>,
+    pub other: Option<ItemId>,
+    /// The violation's R11 code.
+    pub code: Option<&'a str>,
+    pub evidence: &'a Evidence,
+}
+
+impl Flagged<'_> {
+    /// One line: `shot 3: lost coin:1 (confidence 0.42): why`.
+    pub fn line(&self) -> String {
+        let what = match (self.item, self.other, self.code) {
+            (_, _, Some(code)) => format!("violation {code}"),
+            (Some(i), Some(o), None) => format!("{} {i} / {o}", self.call.as_str()),
+            (Some(i), None, None) => format!("{} {i}", self.call.as_str()),
+            (None, _, None) => self.call.as_str().to_string(),
+        };
+        format!(
+            "shot {}: {what} (confidence {:.2}): {}",
+            self.shot, self.evidence.confidence, self.evidence.why
+        )
+    }
 }
 
 /// What happened between the previous shot's rest and this shot's flick: the
@@ -181,6 +393,10 @@ pub struct Shot {
     /// whenever the record is re-scored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub amendments: Vec<Amendment>,
+    /// Every observation call with its confidence and evidence (version 2; absent
+    /// from older records).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<Decision>,
 }
 
 /// Most amendments a record may hold.
@@ -561,7 +777,99 @@ impl Shot {
         for (i, a) in self.amendments.iter().enumerate() {
             a.validate(&format!("{at}.amendments[{i}]"), players)?;
         }
+        crate::limits::check_count(
+            &format!("{at}.decisions"),
+            self.decisions.len(),
+            MAX_DECISIONS,
+        )?;
+        for (i, d) in self.decisions.iter().enumerate() {
+            let at = format!("{at}.decisions[{i}]");
+            check_item(&at, &d.item, players)?;
+            if let Some(o) = &d.other {
+                check_item(&format!("{at}.other"), o, players)?;
+            }
+            d.evidence.validate(&at)?;
+        }
+        for (i, p) in self.put_back.iter().enumerate() {
+            if let Some(e) = &p.decision {
+                e.validate(&format!("{at}.put_back[{i}].decision"))?;
+            }
+        }
+        for (i, v) in self.violations.iter().enumerate() {
+            if let Some(e) = &v.decision {
+                e.validate(&format!("{at}.violations[{i}].decision"))?;
+            }
+        }
         Ok(())
+    }
+
+    /// Every call of the shot that carries evidence: the observation calls, then the
+    /// put-backs, then the violations.
+    pub fn calls(&self) -> Vec<Flagged<'_>> {
+        let mut out: Vec<Flagged<'_>> = self
+            .decisions
+            .iter()
+            .map(|d| Flagged {
+                shot: self.index,
+                call: d.call,
+                item: Some(d.item),
+                other: d.other,
+                code: None,
+                evidence: &d.evidence,
+            })
+            .collect();
+        out.extend(self.put_back.iter().filter_map(|p| {
+            Some(Flagged {
+                shot: self.index,
+                call: Call::PutBack,
+                item: Some(p.item),
+                other: None,
+                code: None,
+                evidence: p.decision.as_ref()?,
+            })
+        }));
+        out.extend(self.violations.iter().filter_map(|v| {
+            Some(Flagged {
+                shot: self.index,
+                call: Call::Violation,
+                item: None,
+                other: None,
+                code: Some(v.code.as_str()),
+                evidence: v.decision.as_ref()?,
+            })
+        }));
+        out
+    }
+
+    /// Whether a referee's amendment of this shot settled the call: one naming its
+    /// item (a lost, not-lost, exit or coin-in amendment), a mover amendment for
+    /// the first item moved, or the dropped violation itself.
+    pub fn amended(&self, call: &Flagged<'_>) -> bool {
+        self.amendments
+            .iter()
+            .any(|a| match (&a.change, call.call) {
+                (Change::Mover { .. }, Call::FirstMoved | Call::Violation) => true,
+                (Change::DropViolation { code }, Call::Violation) => call.code == Some(code),
+                (c, Call::FirstMoved | Call::Violation) => {
+                    let _ = c;
+                    false
+                }
+                (c, _) => {
+                    let named = c.items();
+                    call.item.is_some_and(|i| named.contains(&i))
+                }
+            })
+    }
+
+    /// The calls less sure than `below` that no amendment settled, least sure first.
+    pub fn flagged(&self, below: f64) -> Vec<Flagged<'_>> {
+        let mut out: Vec<Flagged<'_>> = self
+            .calls()
+            .into_iter()
+            .filter(|c| c.evidence.confidence < below && !self.amended(c))
+            .collect();
+        out.sort_by(|a, b| a.evidence.confidence.total_cmp(&b.evidence.confidence));
+        out
     }
 
     /// Moves every frame number of the shot by `offset`: a clip's shot placed in a
@@ -582,6 +890,19 @@ impl Shot {
         }
         for v in &mut self.violations {
             f(&mut v.frame);
+        }
+        let evidence = self
+            .decisions
+            .iter_mut()
+            .map(|d| &mut d.evidence)
+            .chain(self.put_back.iter_mut().filter_map(|p| p.decision.as_mut()))
+            .chain(
+                self.violations
+                    .iter_mut()
+                    .filter_map(|v| v.decision.as_mut()),
+            );
+        for e in evidence {
+            e.frames.iter_mut().for_each(f);
         }
         if let Some(b) = &mut self.before {
             for p in &mut b.placed {
@@ -630,11 +951,11 @@ pub struct Record {
 impl Record {
     pub fn load(path: &Path) -> Result<Record, ConfigError> {
         let record: Record = crate::config::load_checked(path)?;
-        if record.version != RECORD_VERSION {
+        if !(OLDEST_RECORD_VERSION..=RECORD_VERSION).contains(&record.version) {
             return Err(ConfigError::Invalid {
                 path: path.to_path_buf(),
                 message: format!(
-                    "record version {} is not supported (this build reads version {RECORD_VERSION})",
+                    "record version {} is not supported (this build reads versions {OLDEST_RECORD_VERSION} to {RECORD_VERSION})",
                     record.version
                 ),
             });
@@ -743,6 +1064,20 @@ impl Record {
             .collect();
         all.sort_by_key(|(_, a)| a.number);
         all
+    }
+
+    /// The review threshold: the game's `review_below`, else [`DEFAULT_REVIEW_BELOW`].
+    pub fn review_below(&self) -> f64 {
+        self.game
+            .as_ref()
+            .map_or(DEFAULT_REVIEW_BELOW, |g| g.review_below())
+    }
+
+    /// Every call of the record below the review threshold that no amendment settled,
+    /// shot by shot, least sure first within a shot.
+    pub fn flagged(&self) -> Vec<Flagged<'_>> {
+        let below = self.review_below();
+        self.shots.iter().flat_map(|s| s.flagged(below)).collect()
     }
 
     /// The fine policy recorded with the game, or none.

@@ -1061,10 +1061,30 @@ fn suite_table(results: &[ClipResult], total: &Evaluation) -> String {
             "rest fr",
             "score",
             "totals",
+            "review",
         ],
         [
-            "", "", "", "", "", "t/r/m", "med", "p95", "med", "p95", "med", "p95", "sw", "P/R",
-            "tp/fp/fn", "med", "med/max", "med/max", "ok/n", "agree",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "t/r/m",
+            "med",
+            "p95",
+            "med",
+            "p95",
+            "med",
+            "p95",
+            "sw",
+            "P/R",
+            "tp/fp/fn",
+            "med",
+            "med/max",
+            "med/max",
+            "ok/n",
+            "agree",
+            "wrong fl/n right fl",
         ],
     ];
     let mut rows: Vec<Vec<String>> = header
@@ -1089,7 +1109,7 @@ fn suite_table(results: &[ClipResult], total: &Evaluation) -> String {
             }
             None => {
                 let mut c = vec!["FAILED".to_string()];
-                c.resize(15, "-".into());
+                c.resize(16, "-".into());
                 c
             }
         };
@@ -1109,8 +1129,27 @@ fn suite_table(results: &[ClipResult], total: &Evaluation) -> String {
             .collect(),
     );
     let target = [
-        "target", "", "", "", "", "all", "≤0.5", "≤1.5", "≤0.5", "", "≤3", "", "0", "100/100", "",
-        "≤10", "-/≤1", "", "all", "all",
+        "target",
+        "",
+        "",
+        "",
+        "",
+        "all",
+        "≤0.5",
+        "≤1.5",
+        "≤0.5",
+        "",
+        "≤3",
+        "",
+        "0",
+        "100/100",
+        "",
+        "≤10",
+        "-/≤1",
+        "",
+        "all",
+        "all",
+        "n/n ≤10%",
     ];
     rows.push(target.iter().map(|s| s.to_string()).collect());
     super::columns(&rows, &[0], &[2, rows.len() - 2], Rule::Whole)
@@ -1374,5 +1413,6 @@ fn figure_cells(e: &Evaluation, totals: String) -> Vec<String> {
         frames(&e.rest_frame),
         format!("{}/{}", e.score_agreement, e.truth_shots),
         totals,
+        e.review.cell(),
     ]
 }

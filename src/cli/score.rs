@@ -84,6 +84,10 @@ struct ShotRow {
     /// The numbers of the amendments made to this shot (`fishtrack amend`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     amendments: Vec<u32>,
+    /// The shot's calls less sure than the game's `review_below`, least sure first,
+    /// one line each (record version 2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    review: Vec<String>,
 }
 
 pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
@@ -115,6 +119,11 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
             violations: j.violations,
             totals: totals.clone(),
             amendments: shot.amendments.iter().map(|a| a.number).collect(),
+            review: shot
+                .flagged(game.review_below())
+                .iter()
+                .map(|f| f.line())
+                .collect(),
         });
     }
     let table_out = ScoreTable {
@@ -129,10 +138,12 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<()> {
     } else if args.wide {
         wide_table(&game, &table_out)
             + &amended_note(&table_out, &record_path)
+            + &review_note(&game, &table_out, usize::MAX)
             + &outcome(&game, &table_out)
     } else {
         compact_table(&game, &table_out)
             + &amended_note(&table_out, &record_path)
+            + &review_note(&game, &table_out, SCOREBOARD_COLUMNS)
             + &outcome(&game, &table_out)
             + &wide_hint(&record_path)
     };
@@ -191,11 +202,42 @@ const AMENDED_MARK: &str = "†";
 
 /// A shot's index, marked when a referee amended it.
 fn shot_cell(r: &ShotRow) -> String {
-    if r.amendments.is_empty() {
-        r.index.to_string()
+    let amended = if r.amendments.is_empty() {
+        ""
     } else {
-        format!("{}{AMENDED_MARK}", r.index)
+        AMENDED_MARK
+    };
+    let review = if r.review.is_empty() { "" } else { REVIEW_MARK };
+    format!("{}{amended}{review}", r.index)
+}
+
+/// Marks a shot with calls to review (less sure than the game's `review_below`).
+const REVIEW_MARK: &str = "?";
+
+/// Under the table: the calls to review first, each on a line (cut to `width`).
+fn review_note(game: &Game, t: &ScoreTable, width: usize) -> String {
+    let lines: Vec<&String> = t.shots.iter().flat_map(|r| &r.review).collect();
+    if lines.is_empty() {
+        return String::new();
     }
+    let mut out = format!(
+        "{REVIEW_MARK}: {} call{} to review first (confidence below {:.2}):\n",
+        lines.len(),
+        if lines.len() == 1 { "" } else { "s" },
+        game.review_below()
+    );
+    for l in lines {
+        let l = format!("  {l}");
+        if l.chars().count() > width {
+            let cut: String = l.chars().take(width.saturating_sub(1)).collect();
+            out.push_str(&cut);
+            out.push_str("…\n");
+        } else {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Under the table: which shots were amended, and where to read how.

@@ -389,6 +389,7 @@ mod tests {
             rule: "R8c".into(),
             verdict: Some("impossible".into()),
             reason: "under a fish".into(),
+            decision: None,
         };
         assert_eq!(Duty::from(&p).may_go_back, Some(false));
         p.verdict = Some("optional".into());

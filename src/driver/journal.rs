@@ -399,6 +399,7 @@ impl ResumePoint {
                 item: d.item,
                 pose: d.pose,
                 rule: d.rule.clone(),
+                decision: None,
                 verdict: d.verdict.clone(),
                 reason: d.reason.clone(),
             })

@@ -224,6 +224,64 @@ fn page_data(scene: &Scene) -> serde_json::Value {
     })
 }
 
+/// "Review first": every call less sure than the game's `review_below` that no
+/// amendment settled, least sure first within a shot, each with its sentence, its
+/// frames and what was measured; a line saying there are none when there are none
+/// (and nothing for a record without evidence, version 1).
+fn review_html(scene: &Scene) -> String {
+    let rec = &scene.record;
+    if rec.shots.iter().all(|s| s.calls().is_empty()) {
+        return String::new();
+    }
+    let below = scene.game.review_below();
+    let flagged: Vec<_> = rec.shots.iter().flat_map(|s| s.flagged(below)).collect();
+    let mut h = String::from("<h2 id=\"review\">Review first</h2>\n");
+    if flagged.is_empty() {
+        h.push_str(&format!(
+            "<p class=\"note\">Every call is at least {below:.2} sure: nothing to review first.</p>\n"
+        ));
+        return h;
+    }
+    h.push_str(&format!(
+        "<p class=\"note\">{} call{} less sure than {below:.2} (the game's <code>review_below</code>): look at these first; <code>fishtrack amend</code> corrects one.</p>\n",
+        flagged.len(),
+        if flagged.len() == 1 { "" } else { "s" }
+    ));
+    h.push_str("<table id=\"review-table\"><tr><th>shot</th><th>call</th><th>confidence</th><th>why</th><th>frames</th><th>measured</th></tr>\n");
+    for f in &flagged {
+        let what = match (f.item, f.other, f.code) {
+            (_, _, Some(code)) => format!("violation {code}"),
+            (Some(i), Some(o), None) => format!("{} {i} / {o}", f.call.as_str()),
+            (Some(i), None, None) => format!("{} {i}", f.call.as_str()),
+            (None, _, None) => f.call.as_str().to_string(),
+        };
+        let e = f.evidence;
+        let frames = e
+            .frames
+            .iter()
+            .map(|x| format!("{x} ({})", seconds(scene, *x)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut measured: Vec<String> =
+            e.measured.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        if let Some(by) = &e.hidden_by {
+            measured.push(format!("hidden by {by}"));
+        }
+        h.push_str(&format!(
+            "<tr class=\"flagged\"><td><a href=\"#shot-{}\">{}</a></td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            f.shot,
+            f.shot,
+            escape(&what),
+            e.confidence,
+            escape(&e.why),
+            escape(&frames),
+            escape(&measured.join("; ")),
+        ));
+    }
+    h.push_str("</table>\n");
+    h
+}
+
 /// The referee's amendments (`fishtrack amend`): what, why, when, the value before →
 /// after and the totals before → after; nothing when the record has none.
 fn amendments_html(scene: &Scene) -> String {
@@ -283,6 +341,9 @@ pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) ->
     for n in notes.iter().chain(verdicts.note.iter()) {
         h.push_str(&format!("<p class=\"note\">{}</p>\n", escape(n)));
     }
+
+    // The calls to look at first, before anything else the referee reads.
+    h.push_str(&review_html(scene));
 
     // Players and their final totals (the score table below is built by the script).
     h.push_str("<h2>Players</h2>\n<ul class=\"players\">\n");

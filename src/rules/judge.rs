@@ -67,6 +67,7 @@ pub fn judge_shot(
             frame,
             evidence,
             fine: 0,
+            decision: None,
         });
     };
 
@@ -271,7 +272,8 @@ pub fn judge_shot(
             next.exits.insert(l.item, l.exit.point());
         }
     }
-    let put_back = duties(game, table, shot, &next);
+    let mut put_back = duties(game, table, shot, &next);
+    super::evidence::annotate(state, shot, &mut put_back, &mut violations);
     next.duties = put_back.clone();
     next.scene = Some(Scene::at_rest(shot));
     next.last_rest_frame = Some(shot.rest_frame);
@@ -322,6 +324,7 @@ fn duties(game: &Game, table: &Table, shot: &Shot, state: &MatchState) -> Vec<Pu
                 rule: r.rule.to_string(),
                 verdict: None,
                 reason: format!("{pending}{}", r.reason),
+                decision: None,
             });
         } else {
             let v = coin_put_back_verdict(game, table, &scene, id.owner);
@@ -334,6 +337,7 @@ fn duties(game: &Game, table: &Table, shot: &Shot, state: &MatchState) -> Vec<Pu
                 rule: v.rule.to_string(),
                 verdict: Some(v.verdict.as_str().to_string()),
                 reason: format!("{pending}{}", v.reason),
+                decision: None,
             });
         }
     }
@@ -361,6 +365,7 @@ fn check_interlude(
             frame,
             evidence,
             fine: 0,
+            decision: None,
         });
     };
     let placed_ids: BTreeSet<ItemId> = interlude.placed.iter().map(|p| p.item).collect();

@@ -25,6 +25,7 @@
 //!   `crate::amend`) is not flagged: no fine, no annulment, not counted for `repeat`.
 
 mod coin;
+mod evidence;
 mod judge;
 mod putback;
 mod scene;

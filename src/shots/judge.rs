@@ -3,12 +3,13 @@
 //! and where, what vanished (lost or hidden, and how sure), coins in holes,
 //! stacking, and the interlude. Uses: model, geometry, track, record.
 
+use super::evidence;
 use super::{Previous, ShotConfig};
 use crate::geometry::shapes::{boundary_distance, point_in_polygon};
 use crate::geometry::{fish_disc_overlap, Disc, PlacedFish, Point, Vector};
 use crate::model::{FrameIdx, ItemId, ItemKind, PlayerIdx, Pose};
 use crate::record::{
-    DisturbedItem, Interlude, LostItem, PlacedItem, Shot, Stacking, TrackRow, UnknownItem,
+    Call, DisturbedItem, Interlude, LostItem, PlacedItem, Shot, Stacking, TrackRow, UnknownItem,
     UnknownLost,
 };
 use crate::track::motion::{stopping_distance, time_since_start, time_to_cover};
@@ -652,6 +653,29 @@ pub(crate) fn judge(
     });
     if let Some(id) = first {
         shot.first_moved = item_of(id);
+        if let Some(item) = shot.first_moved {
+            let own = starts.iter().find(|(_, _, t)| *t == id).map(|x| x.0);
+            let start = own.unwrap_or(flick);
+            let next = starts
+                .iter()
+                .filter(|(_, is_coin, t)| *t != id && !(*is_coin && carrier(*t, start) == Some(id)))
+                .find_map(|(f, _, t)| item_of(*t).map(|i| (i, *f)));
+            let hidden_until = found
+                .iter()
+                .find(|(_, _, t)| *t == id)
+                .and_then(|(st, _, _)| st.hidden_until);
+            let frames_seen = all[&id]
+                .iter()
+                .filter(|(h, t)| t.seen && history[*h].frame >= flick)
+                .count();
+            shot.decisions.push(evidence::first_moved(
+                item,
+                start,
+                next,
+                hidden_until,
+                frames_seen,
+            ));
+        }
         if shot.first_moved.is_none() {
             shot.notes.push(format!(
                 "the first item to move (track {}) has no known identity",
@@ -679,6 +703,7 @@ pub(crate) fn judge(
     let rest_h = at_or_before(history, rest);
     let mut unseen_at_rest: Vec<TrackId> = Vec::new();
     let mut gone: BTreeMap<TrackId, GoneFromHole> = BTreeMap::new();
+    let mut rest_seen: BTreeMap<ItemId, usize> = BTreeMap::new();
     for t in end_tf.items.iter().filter(|t| t.state.on_table()) {
         let Some(id) = t.item else { continue };
         let s = &all[&t.track];
@@ -702,6 +727,7 @@ pub(crate) fn judge(
             shot.end.insert(id, t.pose);
             continue;
         }
+        rest_seen.insert(id, seen.len());
         let x = median(seen.iter().map(|p| p.x).collect());
         let y = median(seen.iter().map(|p| p.y).collect());
         let pose = match t.kind {
@@ -721,13 +747,62 @@ pub(crate) fn judge(
     }
 
     // Lost: removed off the table during the shot.
+    let mut carried_off: Vec<(ItemId, ItemId)> = Vec::new();
     for t in &end_tf.items {
-        let TrackState::Removed(RemovalReason::OffTable { frame, exit, .. }) = t.state else {
+        let TrackState::Removed(RemovalReason::OffTable {
+            frame,
+            exit,
+            evidence: how,
+        }) = t.state
+        else {
             continue;
         };
         let Some(&item) = start_tracks.get(&t.track) else {
             continue;
         };
+        let seen_rows: Vec<(FrameIdx, &TrackedItem)> = all[&t.track]
+            .iter()
+            .filter(|(h, x)| x.seen && history[*h].frame >= flick)
+            .map(|(h, x)| (history[*h].frame, *x))
+            .collect();
+        let com = |x: &TrackedItem| match x.pose.theta.filter(|_| item.is_fish()) {
+            Some(th) => x.pose.point() + Rotation2::new(th) * cfg.footprint.centroid().coords,
+            None => x.pose.point(),
+        };
+        let last = seen_rows
+            .last()
+            .map(|(f, x)| (*f, com(x), x.velocity_mm_s.norm()));
+        let cross = frame.max(flick);
+        // A coin that went over the edge riding in a hole is as surely lost as its fish.
+        if let Some(fish) = all[&t.track]
+            .iter()
+            .rev()
+            .find(|(_, x)| x.state.on_table())
+            .and_then(|(_, x)| x.carried_by)
+            .and_then(item_of)
+        {
+            carried_off.push((item, fish));
+        }
+        shot.decisions.push(evidence::lost_seen(
+            cfg,
+            &evidence::SeenLeaving {
+                item,
+                how,
+                frames_seen: seen_rows.len(),
+                last,
+                cross_frame: cross,
+                rest_frame: shot.rest_frame,
+            },
+        ));
+        // The exit is extrapolated from the last sighting on the table.
+        let on_table = seen_rows
+            .iter()
+            .rev()
+            .find(|(_, x)| cfg.table.contains(com(x)))
+            .map(|(f, x)| (*f, com(x)));
+        let (from_frame, from) = on_table.unwrap_or((cross, exit));
+        shot.decisions
+            .push(evidence::exit(item, exit, from, from_frame, cross));
         let theta = all[&t.track]
             .iter()
             .rev()
@@ -743,6 +818,29 @@ pub(crate) fn judge(
                 theta: if item.is_fish() { theta } else { None },
             },
         });
+    }
+
+    for (coin, fish) in carried_off {
+        let Some(f) = shot
+            .decisions
+            .iter()
+            .find(|d| d.call == Call::Lost && d.item == fish)
+            .map(|d| d.evidence.clone())
+        else {
+            continue;
+        };
+        if let Some(d) = shot
+            .decisions
+            .iter_mut()
+            .find(|d| d.call == Call::Lost && d.item == coin)
+        {
+            d.evidence.confidence = f.confidence;
+            d.evidence.why = format!("{coin} rode in {fish}'s hole over the edge; {}", f.why);
+            d.evidence.frames.extend(&f.frames);
+            d.evidence.frames.sort_unstable();
+            d.evidence.frames.dedup();
+            d.evidence.hidden_by = Some(fish.to_string());
+        }
     }
 
     // Fish at rest that were seen: what could lie on a vanished item.
@@ -861,6 +959,38 @@ pub(crate) fn judge(
                     p_last.x, p_last.y
                 ),
             };
+            // As sure as it was at rest when last seen, and as what covers it: a fish
+            // by how deep the point lies under it, a hand half as sure (it may have
+            // taken it), nothing at all a quarter (it should have been seen).
+            let still = crate::record::sure(
+                2.0 * cfg.still_speed_mm_s - speed,
+                0.5 * cfg.still_speed_mm_s,
+            );
+            let (cover, hidden_by, depth) = match (under, hand_now) {
+                (Some((fid, f)), _) => {
+                    let d = evidence::depth_in(f, p_last);
+                    (crate::record::sure(d, 1.0), Some(fid.to_string()), Some(d))
+                }
+                (None, true) => (0.5, Some("hand".to_string()), None),
+                (None, false) => (0.25, None, None),
+            };
+            let mut e = crate::record::Evidence::new(still * cover, why.clone())
+                .at([f_last, shot.rest_frame])
+                .with("last_speed_mm_s", speed)
+                .hidden(hidden_by);
+            if let Some(d) = depth {
+                e = e.with("under_fish_depth_mm", d);
+            }
+            if let Some((fid, _)) = under {
+                shot.decisions.push(evidence::decision(
+                    Call::Stacking,
+                    *fid,
+                    Some(item),
+                    e.clone(),
+                ));
+            }
+            shot.decisions
+                .push(evidence::decision(Call::OnTable, item, None, e));
             shot.notes.push(why);
             continue;
         }
@@ -904,7 +1034,43 @@ pub(crate) fn judge(
             "{item} vanished at frame {f_last} at ({:.0}, {:.0}) moving {:.0} mm/s, never seen near an edge",
             p_last.x, p_last.y, speed
         );
+        let exit_mm = s_exit.map_or(f64::INFINITY, |(d, _)| d);
+        let rest_frame = shot.rest_frame;
+        let measured = |e: crate::record::Evidence| {
+            e.at([f_last, rest_frame])
+                .with("last_speed_mm_s", speed)
+                .with("stopping_mm", stop)
+                .with("edge_along_path_mm", exit_mm.min(1e9))
+        };
+        let hidden_call =
+            |shot: &mut Shot, fid: Option<ItemId>, cover: f64, margin: f64, why: &str| {
+                let e = measured(
+                    evidence::path_call(margin, stop, format!("{how}; {why}"))
+                        .hidden(fid.map(|f| f.to_string()).or(Some("hand".into()))),
+                );
+                let e = crate::record::Evidence {
+                    confidence: e.confidence * cover,
+                    ..e
+                };
+                if let Some(fid) = fid {
+                    shot.decisions.push(evidence::decision(
+                        Call::Stacking,
+                        fid,
+                        Some(item),
+                        e.clone(),
+                    ));
+                }
+                shot.decisions
+                    .push(evidence::decision(Call::OnTable, item, None, e));
+            };
         if let (Some(fid), false) = (stop_hidden, exit_within_stop) {
+            hidden_call(
+                &mut shot,
+                Some(fid),
+                1.0,
+                exit_mm - stop,
+                "its path ends under a fish",
+            );
             shot.end.insert(item, Pose::coin(p_stop.x, p_stop.y));
             hidden_under.push(Stacking {
                 top: fid,
@@ -927,6 +1093,20 @@ pub(crate) fn judge(
                 "{how}; its path leaves the table at ({:.0}, {:.0}): taken as lost ({sure})",
                 e.x, e.y
             ));
+            // Lost as surely as the edge lies within its stopping distance, and as
+            // no fish on the way could have stopped it first.
+            let first_fish = hide.map_or(f64::INFINITY, |(dh, _)| dh - ds);
+            let lost = measured(evidence::path_call(
+                (stop - ds).min(first_fish),
+                stop,
+                format!("{how}; its path leaves the table {ds:.0} mm on"),
+            ));
+            // Its exit rests on a path never seen to reach the edge: no surer than the loss.
+            let mut exit = evidence::exit(item, e, p_last, f_last, frame);
+            exit.evidence.confidence = exit.evidence.confidence.min(lost.confidence);
+            shot.decisions
+                .push(evidence::decision(Call::LostUnseen, item, None, lost));
+            shot.decisions.push(exit);
             shot.lost.push(LostItem {
                 item,
                 frame,
@@ -941,6 +1121,13 @@ pub(crate) fn judge(
                 },
             });
         } else if let Some((dh, fid)) = hide {
+            hidden_call(
+                &mut shot,
+                Some(fid),
+                1.0,
+                stop - dh,
+                "its path runs under a fish",
+            );
             let p = p_last + dir * (dh + cfg.coin_radius).min(stop.max(dh));
             shot.end.insert(item, Pose::coin(p.x, p.y));
             hidden_under.push(Stacking {
@@ -951,11 +1138,31 @@ pub(crate) fn judge(
                 "{how}; its path runs under {fid}: taken as lying under it (unsure)"
             ));
         } else if hand_now {
+            // A hand over its path may have taken it: half as sure.
+            hidden_call(
+                &mut shot,
+                None,
+                0.5,
+                exit_mm - stop,
+                "a hand covers its path",
+            );
             shot.end.insert(item, Pose::coin(p_stop.x, p_stop.y));
             shot.notes.push(format!(
                 "{how}; a hand covers its path: taken as hidden on the table (unsure)"
             ));
         } else {
+            // Nothing could hide it: it should have been seen, a quarter as sure.
+            let e = measured(evidence::path_call(
+                exit_mm - stop,
+                stop,
+                format!("{how}; nothing could hide it, assumed on the table"),
+            ));
+            let e = crate::record::Evidence {
+                confidence: e.confidence * 0.25,
+                ..e
+            };
+            shot.decisions
+                .push(evidence::decision(Call::OnTable, item, None, e));
             shot.end.insert(
                 item,
                 Pose {
@@ -972,6 +1179,10 @@ pub(crate) fn judge(
     }
 
     rest_relations(cfg, &mut shot, end_tf, &hidden_under, prev, &mut doubt);
+    let rest = evidence::rest_calls(cfg, &shot, &rest_seen, &hidden_under, &|p| {
+        placed_fish(cfg, p)
+    });
+    shot.decisions.extend(rest);
     shot.doubt = doubt.into_iter().collect();
 
     // Items of unknown owner (loose coins without a start state): reported, not guessed.
@@ -1033,6 +1244,21 @@ fn judge_gone_from_hole(
             "{how}; the hole passed {d:.0} mm from the edge at ({:.0}, {:.0}) at {v_max:.0} mm/s: taken as thrown off there (unsure)",
             e.x, e.y
         ));
+        let lost = evidence::path_call(
+            reach - d,
+            reach,
+            format!("{how}; the hole passed {d:.0} mm from the edge, a coin thrown from it reaches {reach:.0} mm"),
+        )
+        .at([g.frame, f])
+        .with("hole_from_edge_mm", d)
+        .with("reach_mm", reach)
+        .with("hole_speed_mm_s", v_max)
+        .hidden(Some("fish hole".into()));
+        shot.decisions
+            .push(evidence::decision(Call::LostUnseen, item, None, lost));
+        // Where it really crossed is not known: the nearest edge point is a guess
+        // that grows with the distance the coin flew.
+        shot.decisions.push(evidence::exit(item, e, p, f, f + 1));
         shot.lost.push(LostItem {
             item,
             frame: f + 1,
@@ -1052,8 +1278,26 @@ fn judge_gone_from_hole(
         })
         .filter(|x| x.2 <= reach)
         .min_by(|a, b| a.2.total_cmp(&b.2));
+    let edge_d = nearest_edge.map_or(f64::INFINITY, |x| x.2);
     match under {
         Some((fid, f, _)) => {
+            let e = evidence::path_call(
+                edge_d - reach,
+                reach,
+                format!("{how}; it could not reach an edge ({edge_d:.0} mm away, reach {reach:.0} mm): under {fid}"),
+            )
+            .at([g.frame])
+            .with("hole_from_edge_mm", edge_d.min(1e9))
+            .with("reach_mm", reach)
+            .hidden(Some(fid.to_string()));
+            shot.decisions.push(evidence::decision(
+                Call::Stacking,
+                *fid,
+                Some(item),
+                e.clone(),
+            ));
+            shot.decisions
+                .push(evidence::decision(Call::OnTable, item, None, e));
             let n = f.outline.len().max(1) as f64;
             let c = f
                 .outline

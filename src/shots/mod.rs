@@ -55,6 +55,7 @@
 //!   nearest the edge (unsure); else it lies under the nearest resting fish. Seen
 //!   in a hole again after that, it was put back (the next interlude).
 
+mod evidence;
 mod judge;
 #[cfg(test)]
 mod tests;

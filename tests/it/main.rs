@@ -38,6 +38,7 @@ mod driver;
 mod eval_calibration;
 #[cfg(feature = "opencv")]
 mod eval_suite;
+mod evidence;
 #[cfg(feature = "opencv")]
 mod export_summary;
 #[cfg(feature = "opencv")]

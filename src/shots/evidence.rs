@@ -1,0 +1,300 @@
+//! How sure each observation call of a shot is ([`Decision`], record version 2):
+//! the confidence comes from margins to the thresholds that decided the call (how
+//! far beyond the edge an item was seen, how far short of its stopping distance the
+//! edge lay, how deep a coin sits within the hole's reach) and from how many frames
+//! the item was seen; the evidence names those frames and measurements. The judge
+//! (`judge.rs`) calls these where it decides. Uses: model, geometry, record.
+
+use super::ShotConfig;
+use crate::geometry::shapes::{boundary_distance, point_in_polygon};
+use crate::geometry::{PlacedFish, Point};
+use crate::model::{FrameIdx, ItemId, Pose};
+use crate::record::{
+    seen_factor, sure, Call, Decision, Evidence, Shot, Stacking, EXIT_TOLERANCE_MM,
+};
+use crate::track::ExitEvidence;
+use std::collections::BTreeMap;
+
+/// How precisely a resting item is placed (mm): the scale of margins between rest poses.
+const REST_PRECISION_MM: f64 = 1.0;
+/// How precisely a moving item is placed (mm): motion blur and the exposure's timing.
+const MOTION_PRECISION_MM: f64 = 5.0;
+/// How far an extrapolated exit may be off per mm of extrapolation (the direction of
+/// a path is known to about 6°).
+const EXIT_DRIFT_PER_MM: f64 = 0.1;
+
+pub(super) fn decision(call: Call, item: ItemId, other: Option<ItemId>, e: Evidence) -> Decision {
+    Decision {
+        call,
+        item,
+        other,
+        evidence: e,
+    }
+}
+
+/// How far a path extrapolated over `distance_mm` may miss its stop or its edge:
+/// sliding friction is known to about a quarter, plus the motion's blur.
+fn path_scale(distance_mm: f64) -> f64 {
+    0.25 * distance_mm.abs() + MOTION_PRECISION_MM
+}
+
+/// The exit point's call: as sure as the distance it was extrapolated over allows.
+pub(super) fn exit(
+    item: ItemId,
+    exit: Point,
+    from: Point,
+    from_frame: FrameIdx,
+    cross_frame: FrameIdx,
+) -> Decision {
+    let extrapolated = (exit - from).norm();
+    let expected_error = REST_PRECISION_MM + EXIT_DRIFT_PER_MM * extrapolated;
+    let e = Evidence::new(
+        sure(EXIT_TOLERANCE_MM - expected_error, MOTION_PRECISION_MM),
+        format!(
+            "{item} crossed the edge at ({:.0}, {:.0}), {extrapolated:.0} mm from where it was last seen",
+            exit.x, exit.y
+        ),
+    )
+    .at([from_frame, cross_frame])
+    .with("extrapolated_mm", extrapolated)
+    .with("expected_error_mm", expected_error)
+    .with("tolerance_mm", EXIT_TOLERANCE_MM);
+    decision(Call::Exit, item, None, e)
+}
+
+/// What the tracker saw of an item it followed off the table.
+pub(super) struct SeenLeaving {
+    pub item: ItemId,
+    pub how: ExitEvidence,
+    /// Frames it was seen from the flick on.
+    pub frames_seen: usize,
+    /// Its last sighting: frame, centre of mass, speed (mm/s).
+    pub last: Option<(FrameIdx, Point, f64)>,
+    pub cross_frame: FrameIdx,
+    /// The shot's rest frame: from the crossing to it, the item was nowhere on the table.
+    pub rest_frame: FrameIdx,
+}
+
+/// A lost item the tracker followed over the edge: seen beyond it (how far beyond),
+/// or last seen inside moving out (how far short of its stopping distance the edge).
+pub(super) fn lost_seen(cfg: &ShotConfig, s: &SeenLeaving) -> Decision {
+    let item = s.item;
+    let seen = seen_factor(s.frames_seen);
+    let mut e = match s.last {
+        Some((f, p, v)) => {
+            let inside = cfg.table.signed_distance(p);
+            match s.how {
+                ExitEvidence::SeenOffTable | ExitEvidence::OffTableBlob if inside <= 0.0 => {
+                    Evidence::new(
+                        seen * sure(-inside, MOTION_PRECISION_MM),
+                        format!(
+                            "{item} was seen {:.0} mm beyond the edge at frame {f}",
+                            -inside
+                        ),
+                    )
+                    .with("beyond_edge_mm", -inside)
+                }
+                _ => {
+                    let stop = crate::track::motion::stopping_distance(v, cfg.friction_decel_mm_s2);
+                    Evidence::new(
+                        seen * sure(stop - inside, path_scale(stop)),
+                        format!(
+                            "{item} was last seen {inside:.0} mm inside the edge at frame {f} moving {v:.0} mm/s (it slides {stop:.0} mm more)"
+                        ),
+                    )
+                    .with("inside_edge_mm", inside)
+                    .with("speed_mm_s", v)
+                    .with("stopping_mm", stop.min(1e9))
+                }
+            }
+            .at([f, s.cross_frame])
+        }
+        None => Evidence::new(
+            0.0,
+            format!("{item} left the table but was never seen in the shot"),
+        )
+        .at([s.cross_frame]),
+    };
+    // Not seen on the table again from the crossing to rest: each rest window
+    // (`still_s`) it stays away halves the doubt the sightings left.
+    let absent_s = s.rest_frame.saturating_sub(s.cross_frame) as f64 / cfg.fps.max(1e-9);
+    let doubt = (1.0 - e.confidence) * 0.5f64.powf(absent_s / cfg.still_s.max(1e-9));
+    e.confidence = (1.0 - doubt).clamp(0.0, 1.0);
+    e = e
+        .with("frames_seen", s.frames_seen as f64)
+        .with("absent_after_crossing_s", absent_s)
+        .at([s.rest_frame]);
+    decision(Call::Lost, item, None, e)
+}
+
+/// The first item moved (R11 1.1/3): as sure as its lead over the next item that set
+/// off on its own, in frames, and less when its start was guessed from where it
+/// reappeared (hidden under the hand).
+pub(super) fn first_moved(
+    item: ItemId,
+    start: FrameIdx,
+    next: Option<(ItemId, FrameIdx)>,
+    hidden_until: Option<FrameIdx>,
+    frames_seen: usize,
+) -> Decision {
+    let lead = next.map_or(f64::INFINITY, |(_, f)| f as f64 - start as f64);
+    // A start guessed from a reappearance is known to a frame or two at best.
+    let guessed = hidden_until.map_or(0.0, |h| (h.saturating_sub(start) as f64).min(3.0));
+    let mut e = Evidence::new(
+        sure(lead - 0.5 - guessed, 0.5) * seen_factor(frames_seen),
+        match next {
+            Some((o, f)) => format!(
+                "{item} set off at frame {start}, {o} at frame {f}{}",
+                if hidden_until.is_some() {
+                    " (its start guessed: it was hidden)"
+                } else {
+                    ""
+                }
+            ),
+            None => format!("{item} set off at frame {start}, nothing else on its own"),
+        },
+    )
+    .at([start])
+    .with("frames_seen", frames_seen as f64);
+    if let Some((_, f)) = next {
+        e = e.at([f]).with("lead_frames", lead);
+    }
+    if let Some(h) = hidden_until {
+        e = e
+            .with("hidden_until_frame", h as f64)
+            .hidden(Some("hand".into()));
+    }
+    decision(Call::FirstMoved, item, None, e)
+}
+
+/// Signed depth of `p` inside a fish's outline (mm; negative outside).
+pub(super) fn depth_in(f: &PlacedFish, p: Point) -> f64 {
+    let d = boundary_distance(p, &f.outline);
+    if point_in_polygon(p, &f.outline) {
+        d
+    } else {
+        -d
+    }
+}
+
+/// Coins in and out of holes and the stacking at rest, from the rest poses and how
+/// many frames each item was seen in the rest window; `inferred` are the stackings
+/// the judge already called (an item hidden under a fish), with their decisions.
+pub(super) fn rest_calls(
+    cfg: &ShotConfig,
+    shot: &Shot,
+    rest_seen: &BTreeMap<ItemId, usize>,
+    inferred: &[Stacking],
+    placed: &dyn Fn(&Pose) -> PlacedFish,
+) -> Vec<Decision> {
+    let mut out = Vec::new();
+    let hole_reach =
+        (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
+    let fish: Vec<(ItemId, PlacedFish)> = shot
+        .end
+        .iter()
+        .filter(|(id, _)| id.is_fish())
+        .map(|(id, p)| (*id, placed(p)))
+        .collect();
+    let seen = |id: &ItemId| rest_seen.get(id).copied().unwrap_or(0);
+    let rest = shot.rest_frame;
+    for (cid, c) in shot.end.iter().filter(|(id, _)| id.is_coin()) {
+        let c = c.point();
+        let nearest = fish
+            .iter()
+            .map(|(fid, f)| (*fid, (c - f.hole.center).norm()))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let at_flick = shot.start.get(cid).and_then(|s| {
+            shot.start
+                .iter()
+                .filter(|(id, _)| id.is_fish())
+                .find(|(_, p)| (placed(p).hole.center - s.point()).norm() <= hole_reach)
+                .map(|(fid, _)| *fid)
+        });
+        let n = seen(cid);
+        match (shot.coins_in_holes.get(cid), nearest) {
+            (Some(fid), _) => {
+                let d = fish
+                    .iter()
+                    .find(|(f, _)| f == fid)
+                    .map_or(0.0, |(_, f)| (c - f.hole.center).norm());
+                let e = Evidence::new(
+                    sure(hole_reach - d, REST_PRECISION_MM) * seen_factor(n),
+                    format!(
+                        "{cid} lies {d:.1} mm from the centre of {fid}'s hole (in within {hole_reach:.1} mm), seen in {n} frames at rest"
+                    ),
+                )
+                .at([rest])
+                .with("from_hole_centre_mm", d)
+                .with("hole_reach_mm", hole_reach)
+                .with("frames_seen", n as f64);
+                out.push(decision(Call::CoinIn, *cid, Some(*fid), e));
+            }
+            (None, Some((fid, d)))
+                if d <= hole_reach + 2.0 * cfg.coin_radius || at_flick.is_some() =>
+            {
+                let fid = at_flick.unwrap_or(fid);
+                let d = fish
+                    .iter()
+                    .find(|(f, _)| *f == fid)
+                    .map_or(d, |(_, f)| (c - f.hole.center).norm());
+                let e = Evidence::new(
+                    sure(d - hole_reach, REST_PRECISION_MM) * seen_factor(n),
+                    format!(
+                        "{cid} lies {d:.1} mm from the centre of {fid}'s hole (out beyond {hole_reach:.1} mm), seen in {n} frames at rest"
+                    ),
+                )
+                .at([rest])
+                .with("from_hole_centre_mm", d)
+                .with("hole_reach_mm", hole_reach)
+                .with("frames_seen", n as f64);
+                out.push(decision(Call::CoinOut, *cid, Some(fid), e));
+            }
+            _ => {}
+        }
+    }
+    for s in &shot.stacking {
+        if inferred.contains(s) {
+            continue;
+        }
+        let (Some(top), Some(under)) = (shot.end.get(&s.top), shot.end.get(&s.under)) else {
+            continue;
+        };
+        // How deep the two overlap, beyond the overlap that makes a stack.
+        let depth = match (s.top.is_fish(), s.under.is_fish()) {
+            (true, true) => {
+                let (a, b) = (placed(top), placed(under));
+                let v = |x: &PlacedFish, y: &PlacedFish| {
+                    x.outline
+                        .iter()
+                        .map(|p| depth_in(y, *p))
+                        .fold(f64::MIN, f64::max)
+                };
+                v(&a, &b).max(v(&b, &a))
+            }
+            (true, false) => depth_in(&placed(top), under.point()) + cfg.coin_radius,
+            (false, true) => depth_in(&placed(under), top.point()) + cfg.coin_radius,
+            (false, false) => cfg.coin_radius * 2.0 - (top.point() - under.point()).norm(),
+        };
+        let n = seen(&s.top).max(seen(&s.under));
+        let e = Evidence::new(
+            sure(depth - cfg.stack_overlap_mm, REST_PRECISION_MM) * seen_factor(n),
+            format!(
+                "{} overlaps {} by {depth:.1} mm at rest (a stack from {:.1} mm); seen in {n} frames",
+                s.top, s.under, cfg.stack_overlap_mm
+            ),
+        )
+        .at([rest])
+        .with("overlap_mm", depth)
+        .with("stack_from_mm", cfg.stack_overlap_mm)
+        .with("frames_seen", n as f64);
+        out.push(decision(Call::Stacking, s.top, Some(s.under), e));
+    }
+    out
+}
+
+/// A path-based call about an item that vanished while moving: `margin` mm on the
+/// right side of the threshold that decided it, over a path of `path_mm`.
+pub(super) fn path_call(margin: f64, path_mm: f64, why: String) -> Evidence {
+    Evidence::new(sure(margin, path_scale(path_mm)), why)
+}

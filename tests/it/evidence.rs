@@ -1,0 +1,216 @@
+//! Issue #17 items 1 and 2: every call's confidence and evidence in the record
+//! (version 2), older records still read, the review threshold from the game file,
+//! the rules' calls as sure as the observations they rest on, and eval's count of
+//! wrong calls among the flagged ones.
+
+use fishtrack::config::{parse_checked, Game, GameFile, Items, Player};
+use fishtrack::eval::{evaluate, TruthPoses};
+use fishtrack::model::{FrameIdx, ItemId, Pose};
+use fishtrack::record::{
+    sure, Call, Decision, Evidence, LostItem, Record, Shot, OLDEST_RECORD_VERSION, RECORD_VERSION,
+};
+use std::path::Path;
+
+fn game() -> Game {
+    let players = ["#d62728", "#1f77b4"]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Player {
+            name: format!("P{i}"),
+            color: (*c).into(),
+        })
+        .collect();
+    Game::new(players, 3, Items::default_set())
+}
+
+fn record(shots: Vec<Shot>) -> Record {
+    Record {
+        version: RECORD_VERSION,
+        video: Default::default(),
+        players: vec!["P0".into(), "P1".into()],
+        shots,
+        scores: vec![0, 0],
+        game: Some(game()),
+        table_mm: Some(vec![
+            [0.0, 0.0],
+            [1000.0, 0.0],
+            [1000.0, 700.0],
+            [0.0, 700.0],
+        ]),
+    }
+}
+
+fn shot(index: usize) -> Shot {
+    Shot {
+        index,
+        player: index % 2,
+        flick_frame: 10 + 100 * index as u64,
+        rest_frame: 60 + 100 * index as u64,
+        start: [
+            (ItemId::fish(0), Pose::fish(200.0, 300.0, 0.0)),
+            (ItemId::fish(1), Pose::fish(600.0, 300.0, 0.0)),
+            (ItemId::coin(0), Pose::coin(200.0, 300.0)),
+            (ItemId::coin(1), Pose::coin(600.0, 300.0)),
+        ]
+        .into(),
+        end: [
+            (ItemId::fish(0), Pose::fish(200.0, 300.0, 0.0)),
+            (ItemId::fish(1), Pose::fish(600.0, 300.0, 0.0)),
+            (ItemId::coin(0), Pose::coin(200.0, 300.0)),
+            (ItemId::coin(1), Pose::coin(600.0, 300.0)),
+        ]
+        .into(),
+        ..Shot::default()
+    }
+}
+
+fn lose(s: &mut Shot, item: ItemId, confidence: f64) {
+    s.end.remove(&item);
+    s.lost.push(LostItem {
+        item,
+        frame: s.flick_frame + 5,
+        exit: Pose::coin(1000.0, 300.0),
+    });
+    s.decisions.push(Decision {
+        call: Call::Lost,
+        item,
+        other: None,
+        evidence: Evidence::new(confidence, format!("{item} seen near the edge"))
+            .at([s.flick_frame + 4])
+            .with("frames_seen", 3.0),
+    });
+}
+
+#[test]
+fn the_margin_decides_the_confidence() {
+    assert!((sure(0.0, 1.0) - 0.5).abs() < 1e-12);
+    assert!(sure(2.0, 1.0) > sure(1.0, 1.0));
+    assert!(sure(-1.0, 1.0) < 0.5);
+    // The scale: a margin known less precisely is less sure.
+    assert!(sure(2.0, 4.0) < sure(2.0, 1.0));
+}
+
+#[test]
+fn a_version_1_record_reads_and_scores_without_evidence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut r = record(vec![shot(0)]);
+    r.version = OLDEST_RECORD_VERSION;
+    let path = dir.path().join("old.json");
+    r.save(&path).expect("save");
+    let back = Record::load(&path).expect("a version-1 record loads");
+    assert!(back.flagged().is_empty());
+    let table = fishtrack::geometry::Table::from_corners(back.table_mm.as_ref().expect("table"))
+        .expect("table");
+    let scored = fishtrack::rules::rescore(&game(), &table, &back).expect("scores");
+    // No observation evidence in, no rules' evidence out: the old record stays as it was.
+    assert!(scored.shots.iter().all(|s| s.calls().is_empty()));
+    // A newer version than this build's is refused in one line.
+    r.version = RECORD_VERSION + 1;
+    r.save(&path).expect("save");
+    let e = Record::load(&path).expect_err("a newer record is refused");
+    assert!(e.to_string().contains("not supported"), "{e}");
+}
+
+#[test]
+fn the_game_file_sets_the_review_threshold() {
+    let mut file = game().to_file();
+    let text = serde_json::to_string(&file).expect("json");
+    let g: GameFile = parse_checked(&text, Path::new("g.json")).expect("parses");
+    assert_eq!(g.review_below, None);
+    assert_eq!(
+        game().review_below(),
+        fishtrack::config::DEFAULT_REVIEW_BELOW
+    );
+    file.review_below = Some(0.6);
+    let text = serde_json::to_string(&file).expect("json");
+    let g: GameFile = parse_checked(&text, Path::new("g.json")).expect("parses");
+    assert_eq!(g.review_below, Some(0.6));
+    let mut bad = game();
+    bad.review_below = Some(1.5);
+    assert!(bad
+        .validate()
+        .expect_err("refused")
+        .contains("review_below"));
+}
+
+#[test]
+fn calls_below_the_threshold_are_flagged_unless_amended() {
+    let mut s0 = shot(0);
+    lose(&mut s0, ItemId::coin(1), 0.3);
+    let mut s1 = shot(1);
+    lose(&mut s1, ItemId::coin(0), 0.95);
+    let mut r = record(vec![s0, s1]);
+    let flagged = r.flagged();
+    assert_eq!(flagged.len(), 1, "{flagged:?}");
+    assert_eq!(flagged[0].shot, 0);
+    assert_eq!(flagged[0].item, Some(ItemId::coin(1)));
+    assert!(flagged[0].line().contains("confidence 0.30"));
+    // A lower threshold in the game file flags nothing.
+    if let Some(g) = r.game.as_mut() {
+        g.review_below = Some(0.2);
+    }
+    assert!(r.flagged().is_empty());
+}
+
+#[test]
+fn a_violation_is_as_sure_as_the_first_mover_it_rests_on() {
+    let mut s = shot(0);
+    s.first_moved = Some(ItemId::coin(0));
+    s.decisions.push(Decision {
+        call: Call::FirstMoved,
+        item: ItemId::coin(0),
+        other: None,
+        evidence: Evidence::new(sure(0.5, 0.5), "coin:0 set off a frame before fish:0")
+            .at([10, 11])
+            .with("lead_frames", 1.0),
+    });
+    let r = record(vec![s]);
+    let table = fishtrack::geometry::Table::from_corners(r.table_mm.as_ref().expect("table"))
+        .expect("table");
+    let scored = fishtrack::rules::rescore(&game(), &table, &r).expect("scores");
+    let v = &scored.shots[0].violations;
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].code, "1.1");
+    let d = v[0]
+        .decision
+        .as_ref()
+        .expect("the violation carries evidence");
+    assert!((d.confidence - sure(0.5, 0.5)).abs() < 1e-9);
+    assert_eq!(d.measured.get("lead_frames"), Some(&1.0));
+    assert!(scored.flagged().iter().any(|f| f.code == Some("1.1")));
+}
+
+struct NoPoses;
+impl TruthPoses for NoPoses {
+    fn pose_at(&self, _: ItemId, _: FrameIdx) -> Option<Pose> {
+        None
+    }
+    fn items(&self) -> Vec<ItemId> {
+        Vec::new()
+    }
+}
+
+#[test]
+fn eval_counts_wrong_calls_among_the_flagged() {
+    // The truth lost coin:1 in shot 0 and nothing in shot 1.
+    let mut t0 = shot(0);
+    t0.end.remove(&ItemId::coin(1));
+    t0.lost.push(LostItem {
+        item: ItemId::coin(1),
+        frame: 15,
+        exit: Pose::coin(1000.0, 300.0),
+    });
+    let truth = record(vec![t0, shot(1)]);
+    // The record: coin:1 lost in shot 0 (right, sure), coin:0 lost in shot 1 (wrong,
+    // flagged), and fish:1 lost in shot 1 (wrong, not flagged).
+    let mut r0 = shot(0);
+    lose(&mut r0, ItemId::coin(1), 0.99);
+    let mut r1 = shot(1);
+    lose(&mut r1, ItemId::coin(0), 0.2);
+    lose(&mut r1, ItemId::fish(1), 0.9);
+    let (e, _) = evaluate(&record(vec![r0, r1]), &truth, &NoPoses);
+    assert_eq!(e.review.calls, 3);
+    assert_eq!(e.review.wrong, 2);
+    assert_eq!(e.review.wrong_flagged, 1);
+    assert_eq!(e.review.correct_flagged, 0);
+}
