@@ -14,6 +14,7 @@
 //! Uses: model, geometry, config.
 
 pub mod board;
+pub mod refit;
 pub mod table_lens;
 
 use crate::config::{load_checked, save_json, ConfigError};
