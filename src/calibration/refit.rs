@@ -158,6 +158,9 @@ const FINE_REACH_PX: f64 = 4.0;
 /// The colours of the table and of what lies beyond it are read this far inside and
 /// outside the band (px).
 const REFERENCE_PX: f64 = 10.0;
+/// The second signal's edge is taken for a side when this many times as many of its
+/// points agree with one line as the first's.
+const CLEARLY_MORE: f64 = 1.25;
 /// An edge point agrees with its side's line within this (px).
 const AGREE_PX: f64 = 1.0;
 /// A step counts when it is at least this share of the table-to-floor contrast:
@@ -344,6 +347,36 @@ impl Signal {
     }
 }
 
+/// The blur (px, one sigma) the outer boundary's profiles are smoothed with along
+/// the normal, as `calibrate table` smooths its frame (a 3x3 Gaussian of sigma 0.8):
+/// a bevel's highlight or a rim's narrow dark line must not split the edge's rise
+/// into two, each taken in turn.
+const SMOOTH_PX: f64 = 0.8;
+
+/// `profile` (samples `step` px apart) smoothed with a Gaussian of [`SMOOTH_PX`],
+/// normalised where it runs off the ends.
+fn smooth(profile: &[f64], step: f64) -> Vec<f64> {
+    let sigma = SMOOTH_PX / step;
+    let reach = (3.0 * sigma).ceil() as isize;
+    let weights: Vec<f64> = (-reach..=reach)
+        .map(|k| (-0.5 * (k as f64 / sigma).powi(2)).exp())
+        .collect();
+    let n = profile.len() as isize;
+    (0..n)
+        .map(|i| {
+            let (mut sum, mut norm) = (0.0, 0.0);
+            for (w, k) in weights.iter().zip(-reach..=reach) {
+                let j = i + k;
+                if (0..n).contains(&j) {
+                    sum += w * profile[j as usize];
+                    norm += w;
+                }
+            }
+            sum / norm
+        })
+        .collect()
+}
+
 fn dist3(a: [f64; 3], b: [f64; 3]) -> f64 {
     ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
 }
@@ -373,9 +406,10 @@ impl Measurer<'_> {
         self.frame.sample(self.camera.distort_pixel(q))
     }
 
-    /// Picks the signal from colours read inside and outside the band, and the
-    /// contrast (signal units) between the table and what lies beyond it.
-    fn signal(&self, sides: &[Side], step: f64) -> Option<(Signal, f64)> {
+    /// The signals from colours read inside and outside the band, each with the
+    /// contrast (signal units) between the table and what lies beyond it, the one
+    /// that separates them better (in units of their spread) first.
+    fn signals(&self, sides: &[Side], step: f64) -> Vec<(Signal, f64)> {
         let (mut inside, mut outside) = (vec![], vec![]);
         for side in sides {
             for q in side.stations(step.max(4.0)) {
@@ -388,7 +422,7 @@ impl Measurer<'_> {
             }
         }
         if inside.len() < 8 {
-            return None;
+            return vec![];
         }
         let (table, floor) = (median3(&inside), median3(&outside));
         let spread = |v: &[f64], m: f64| median(v.iter().map(|x| (x - m).abs()).collect());
@@ -396,10 +430,15 @@ impl Measurer<'_> {
             let ti: Vec<f64> = inside.iter().map(|&p| s.of(p)).collect();
             let fo: Vec<f64> = outside.iter().map(|&p| s.of(p)).collect();
             let (mt, mf) = (median(ti.clone()), median(fo.clone()));
-            (mf - mt, (mf - mt) / (spread(&ti, mt) + spread(&fo, mf) + 1e-9))
+            (
+                mf - mt,
+                (mf - mt) / (spread(&ti, mt) + spread(&fo, mf) + 1e-9),
+            )
         };
+        let mut out = vec![];
         let distance = Signal::Distance { table };
-        let (d_contrast, d_score) = score(&distance);
+        let (contrast, d_score) = score(&distance);
+        out.push((distance, contrast, d_score));
         let t_norm = dist3(table, [0.0; 3]).max(1e-9);
         let t_hat = table.map(|v| v / t_norm);
         let along = floor[0] * t_hat[0] + floor[1] * t_hat[1] + floor[2] * t_hat[2];
@@ -409,12 +448,13 @@ impl Measurer<'_> {
             let hue = Signal::Hue {
                 axis: perp.map(|v| v / perp_norm),
             };
-            let (h_contrast, h_score) = score(&hue);
-            if h_contrast > 0.0 && (h_score >= 4.0 || h_score >= d_score) {
-                return Some((hue, h_contrast));
-            }
+            let (contrast, h_score) = score(&hue);
+            // On a tie the hue: a darker rim or a shadow does not move its edge.
+            out.push((hue, contrast, h_score + 1e-9));
         }
-        (d_contrast > 0.0).then_some((distance, d_contrast))
+        out.retain(|s| s.1 > 0.0 && s.2.is_finite());
+        out.sort_by(|a, b| b.2.total_cmp(&a.2));
+        out.into_iter().map(|(s, c, _)| (s, c)).collect()
     }
 
     /// The outer boundary at station `q`: the steepest rise of `signal` across
@@ -434,7 +474,8 @@ impl Measurer<'_> {
                 self.colour(q + side.normal * (from + i as f64 * COARSE_STEP_PX))
                     .map(|c| signal.of(c))
             })
-            .collect::<Option<_>>()?;
+            .collect::<Option<Vec<f64>>>()?;
+        let coarse = smooth(&coarse, COARSE_STEP_PX);
         // The rise over two pixels, so one noisy sample does not win.
         let span = (2.0 / COARSE_STEP_PX) as usize;
         let (i, _) = (0..n.checked_sub(span)?)
@@ -448,7 +489,8 @@ impl Measurer<'_> {
                 self.colour(q + side.normal * (start + j as f64 * FINE_STEP_PX))
                     .map(|c| signal.of(c))
             })
-            .collect::<Option<_>>()?;
+            .collect::<Option<Vec<f64>>>()?;
+        let fine = smooth(&fine, FINE_STEP_PX);
         let grad: Vec<f64> = (1..m - 1).map(|j| fine[j + 1] - fine[j - 1]).collect();
         let (jmax, &gmax) = grad.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
         if gmax <= 0.0 || jmax == 0 || jmax + 1 >= grad.len() {
@@ -527,14 +569,13 @@ fn consensus(points: &[Point2<f64>]) -> Vec<Point2<f64>> {
     if n < 2 {
         return vec![];
     }
-    let agreeing =
-        |line: &Line2| -> Vec<Point2<f64>> {
-            points
-                .iter()
-                .copied()
-                .filter(|&p| line.distance(p).abs() <= AGREE_PX)
-                .collect()
-        };
+    let agreeing = |line: &Line2| -> Vec<Point2<f64>> {
+        points
+            .iter()
+            .copied()
+            .filter(|&p| line.distance(p).abs() <= AGREE_PX)
+            .collect()
+    };
     let mut best: Vec<Point2<f64>> = vec![];
     // A fixed pseudo-random sequence: the same frame gives the same answer.
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15 ^ n as u64;
@@ -630,29 +671,45 @@ fn measure(
         camera: camera.clone(),
         band: search.band_px,
     };
-    let (signal, contrast) = measurer.signal(&sides, search.station_px).ok_or_else(|| {
-        RefitError::NotFound("the table and what lies around it do not differ in colour".into())
-    })?;
+    let signals = measurer.signals(&sides, search.station_px);
+    if signals.is_empty() {
+        return Err(RefitError::NotFound(
+            "the table and what lies around it do not differ in colour".into(),
+        ));
+    }
     let mut out = vec![];
     for side in &sides {
         let stations = side.stations(search.station_px);
-        let mut measurable = 0;
-        let mut outer = vec![];
-        for &q in &stations {
-            let (from, to) = (-search.band_px, search.band_px + side.face_px);
-            let Some((s, height)) = measurer.outer_edge(side, q, signal, from, to) else {
-                continue;
+        // Each signal's edge points, and how many agree with one line: the
+        // better-separating signal's unless the other's agree clearly more (a slow
+        // rise of a dark floor's hue reads two edges a few pixels apart, each taken
+        // in turn; a darker rim pulls the colour distance's edge inward, all alike).
+        let mut best: Option<(usize, Vec<(Point2<f64>, f64)>, Vec<Point2<f64>>)> = None;
+        for &(signal, contrast) in &signals {
+            let mut measurable = 0;
+            let mut outer = vec![];
+            for &q in &stations {
+                let (from, to) = (-search.band_px, search.band_px + side.face_px);
+                let Some((s, height)) = measurer.outer_edge(side, q, signal, from, to) else {
+                    continue;
+                };
+                measurable += 1;
+                if height >= MIN_STEP_SHARE * contrast {
+                    outer.push((q, s));
+                }
+            }
+            let points: Vec<Point2<f64>> =
+                outer.iter().map(|&(q, s)| q + side.normal * s).collect();
+            let agree = consensus(&points);
+            let better = match &best {
+                None => true,
+                Some((_, _, b)) => agree.len() as f64 > CLEARLY_MORE * b.len() as f64,
             };
-            measurable += 1;
-            if height >= MIN_STEP_SHARE * contrast {
-                outer.push((q, s));
+            if better {
+                best = Some((measurable, outer, agree));
             }
         }
-        let outer_points: Vec<Point2<f64>> = outer
-            .iter()
-            .map(|&(q, s)| q + side.normal * s)
-            .collect();
-        let outer_agree = consensus(&outer_points);
+        let (measurable, outer, outer_agree) = best.unwrap_or_default();
         // A face a pixel tall cannot be told from the edge's own blur.
         let top = if side.face_px >= 1.0 {
             let reference: Vec<(Point2<f64>, f64, [f64; 3])> = outer
@@ -660,7 +717,9 @@ fn measure(
                 .filter_map(|&(q, s)| {
                     let from = s - side.face_px - 2.0 - REFERENCE_PX;
                     let samples: Vec<[f64; 3]> = (0..(REFERENCE_PX / FINE_STEP_PX) as usize)
-                        .map(|j| measurer.colour(q + side.normal * (from + j as f64 * FINE_STEP_PX)))
+                        .map(|j| {
+                            measurer.colour(q + side.normal * (from + j as f64 * FINE_STEP_PX))
+                        })
                         .collect::<Option<_>>()?;
                     Some((q, s, median3(&samples)))
                 })
@@ -953,9 +1012,9 @@ pub fn refit_table(
         .collect::<Result<_, _>>()?;
     let seen: Vec<Point2<f64>> = (0..4)
         .map(|k| {
-            lines[(k + 3) % 4].intersect(&lines[k]).ok_or_else(|| {
-                RefitError::NotFound("two adjacent sides are parallel".to_string())
-            })
+            lines[(k + 3) % 4]
+                .intersect(&lines[k])
+                .ok_or_else(|| RefitError::NotFound("two adjacent sides are parallel".to_string()))
         })
         .collect::<Result<_, _>>()?;
     let degenerate = || RefitError::NotFound("the re-fitted outline is degenerate".to_string());

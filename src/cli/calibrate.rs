@@ -284,10 +284,10 @@ mod imp {
 #[cfg(feature = "opencv")]
 mod imp {
     use super::{BoardArgs, CameraArgs, PaperChoice, RefitArgs, TableArgs};
+    use crate::calibration::board::{BoardPage, Paper};
     use crate::calibration::refit::{
         check_bump, refit_table, BgrFrame, BumpCheck, BumpVerdict, OutlineSearch, MOVED_MM,
     };
-    use crate::calibration::board::{BoardPage, Paper};
     use crate::calibration::table_lens::MAX_FOCAL_UNCERTAINTY;
     use crate::calibration::{
         sparse_cells, CameraDoubtKeys, CameraIntrinsics, TableCalibration, TableDoubt, TableFile,
@@ -998,7 +998,10 @@ mod imp {
         let not_json = !a.json;
         if not_json {
             say!(o, "{}", check.summary());
-            say!(o, "  (the check took {check_ms:.0} ms on this {w}x{h} frame)");
+            say!(
+                o,
+                "  (the check took {check_ms:.0} ms on this {w}x{h} frame)"
+            );
             say_corners(&mut o, &check);
         }
         let go = a.always || check.verdict == BumpVerdict::Moved;
@@ -1017,7 +1020,8 @@ mod imp {
                     o,
                     "nothing to re-fit (moved by {MOVED_MM} mm or less){}",
                     match &a.output {
-                        Some(p) => format!("; {} not written (--always re-fits anyway)", p.display()),
+                        Some(p) =>
+                            format!("; {} not written (--always re-fits anyway)", p.display()),
                         None => String::new(),
                     }
                 );
@@ -1034,7 +1038,10 @@ mod imp {
             .as_ref()
             .map_or_else(|| "the re-fit".to_string(), |p| p.display().to_string());
         let calibration = TableCalibration::from_file(refit.file.clone(), &origin)?;
-        let check_path = a.output.as_ref().map(|out| a.check.clone().unwrap_or_else(|| check_path_for(out)));
+        let check_path = a
+            .output
+            .as_ref()
+            .map(|out| a.check.clone().unwrap_or_else(|| check_path_for(out)));
         if let Some(path) = &check_path {
             write_check(&frame.image, &calibration, 100.0, None, path)?;
         }
@@ -1042,7 +1049,11 @@ mod imp {
             if !a.force {
                 emit(&o)?;
                 let written = match (&a.output, &check_path) {
-                    (Some(out), Some(c)) => format!("; {} not written, check picture {}", out.display(), c.display()),
+                    (Some(out), Some(c)) => format!(
+                        "; {} not written, check picture {}",
+                        out.display(),
+                        c.display()
+                    ),
                     _ => String::new(),
                 };
                 bail!("the camera has moved, and its re-fit is refused: {doubt}{written}");
@@ -1105,7 +1116,10 @@ mod imp {
         );
         match (&a.output, &check_path) {
             (Some(out), Some(c)) => say!(o, "wrote {} and {}", out.display(), c.display()),
-            _ => say!(o, "not written: give -o NEW.json to write the re-fitted table"),
+            _ => say!(
+                o,
+                "not written: give -o NEW.json to write the re-fitted table"
+            ),
         }
         emit(&o)
     }
