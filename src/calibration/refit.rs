@@ -1027,7 +1027,19 @@ pub fn refit_table(
         .and_then(|hm| Some(camera.matrix().try_inverse()? * hm.matrix()))
         .map(|m| w / h * m.column(0).norm() / m.column(1).norm())
         .unwrap_or(f64::NAN);
-    let doubt = judge_table_fit(&offsets, measured_aspect, w / h).err();
+    let doubt = judge_table_fit(&offsets, measured_aspect, w / h)
+        .err()
+        .map(|d| TableDoubt { refit: true, ..d });
+    // Every side seen, but the edges fit no rigid table, or too loosely, while the
+    // corners happen to agree: still no calibration to trust.
+    if doubt.is_none() && moved.verdict == BumpVerdict::Unknown {
+        return Err(RefitError::NotFound(
+            moved
+                .unknown_because
+                .clone()
+                .unwrap_or_else(|| "too little of the table's edges was seen".into()),
+        ));
+    }
     let table_from_undistorted = pose.table_from_undistorted(camera).ok_or_else(degenerate)?;
     let image_from_table = table_from_undistorted.inverse();
     let residual = (offsets.iter().map(|d| d * d).sum::<f64>() / offsets.len() as f64).sqrt();

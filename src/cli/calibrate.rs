@@ -1014,7 +1014,7 @@ mod imp {
                 );
             }
             if a.json {
-                say!(o, "{}", check_json(&check, None)?);
+                say!(o, "{}", check_json(&check)?);
             } else {
                 say!(
                     o,
@@ -1056,7 +1056,7 @@ mod imp {
                     ),
                     _ => String::new(),
                 };
-                bail!("the camera has moved, and its re-fit is refused: {doubt}{written}");
+                bail!("the camera has moved, and its re-fit is refused: {doubt} (--force writes it anyway){written}");
             }
             eprintln!("fishtrack: warning: {doubt}");
         }
@@ -1143,7 +1143,7 @@ mod imp {
     }
 
     /// The bump check as JSON (`--json` when nothing is re-fitted).
-    fn check_json(check: &BumpCheck, _: Option<()>) -> anyhow::Result<String> {
+    fn check_json(check: &BumpCheck) -> anyhow::Result<String> {
         let verdict = match check.verdict {
             BumpVerdict::Still => "still",
             BumpVerdict::Moved => "moved",
