@@ -612,9 +612,16 @@ fn consensus(points: &[Point2<f64>]) -> Vec<Point2<f64>> {
 /// edge points of each reading (the outer boundary, and where a face is in view the
 /// top's own edge as well).
 struct Measured {
-    /// Per side: (stations, outer points, top points if a face is in view).
-    sides: Vec<(usize, Vec<Point2<f64>>, Option<Vec<Point2<f64>>>)>,
+    sides: Vec<MeasuredSide>,
 }
+
+/// Per side: stations measured, the outer boundary's agreeing points, and the
+/// top's edge's where a face is in view.
+type MeasuredSide = (usize, Vec<Point2<f64>>, Option<Vec<Point2<f64>>>);
+
+/// One signal's reading of a side: stations measured, every edge point (station,
+/// offset along the normal), and the points that agree with one line.
+type SideReading = (usize, Vec<(Point2<f64>, f64)>, Vec<Point2<f64>>);
 
 fn measure(
     frame: BgrFrame<'_>,
@@ -636,7 +643,7 @@ fn measure(
         let (a, b) = (px[i], px[(i + 1) % k]);
         let along = b - a;
         let len = along.norm();
-        if !(len > 1.0) {
+        if len.is_nan() || len <= 1.0 {
             return Err(RefitError::BadCalibration(format!(
                 "side {i} is {len:.1} px long in the picture"
             )));
@@ -684,7 +691,7 @@ fn measure(
         // better-separating signal's unless the other's agree clearly more (a slow
         // rise of a dark floor's hue reads two edges a few pixels apart, each taken
         // in turn; a darker rim pulls the colour distance's edge inward, all alike).
-        let mut best: Option<(usize, Vec<(Point2<f64>, f64)>, Vec<Point2<f64>>)> = None;
+        let mut best: Option<SideReading> = None;
         for &(signal, contrast) in &signals {
             let mut measurable = 0;
             let mut outer = vec![];
