@@ -14,6 +14,7 @@
 //! Uses: model, geometry, config.
 
 pub mod board;
+pub mod refit;
 pub mod table_lens;
 
 use crate::config::{load_checked, save_json, ConfigError};
@@ -1005,6 +1006,9 @@ pub struct TableDoubt {
     /// The intrinsics were found from the table itself (`--no-chessboard`), not
     /// given: the advice is a chessboard calibration, not checking camera.json.
     pub lens_from_table: bool,
+    /// A re-fit after the camera moved (`refit`): the advice is to calibrate the
+    /// table again from a frame of the empty table.
+    pub refit: bool,
 }
 
 impl TableDoubt {
@@ -1050,7 +1054,12 @@ impl std::fmt::Display for TableDoubt {
                 100.0 * MAX_ASPECT_MISMATCH
             )?;
         }
-        if self.lens_from_table {
+        if self.refit {
+            write!(
+                f,
+                ": hands or items over an edge, or a lens that changed? calibrate the table again from a frame of the empty table (calibrate table)"
+            )
+        } else if self.lens_from_table {
             write!(
                 f,
                 ": check --size and the check picture, or calibrate the camera with a chessboard (--force writes it anyway)"
@@ -1090,6 +1099,7 @@ pub fn judge_table_fit(
         aspect_given,
         corners_given: false,
         lens_from_table: false,
+        refit: false,
     };
     if doubt.corner_bad() || doubt.aspect_bad() {
         return Err(doubt);

@@ -65,6 +65,22 @@ pub enum CalibrateCommand {
     /// self-consistency refusal applies, and then neither file is written. A chessboard
     /// calibration (`calibrate camera`) is the more accurate, above all for wide lenses.
     Table(TableArgs),
+    /// The table re-fitted from a later frame after the camera was bumped (writes a new table.json).
+    ///
+    /// Reads a frame from the camera as it stands now and the table.json made before
+    /// it moved. The table's edges are looked for only in a band around where the
+    /// old calibration puts them (--band), so items and hands on the table may stay
+    /// (where they leave most of each edge in view). First it says how far the table's
+    /// outline has moved, in mm at the table's edges, and how much of the edges was
+    /// seen; "cannot tell" (exit code 1) when too little was. When it moved by more
+    /// than 3 mm (or with --always) the camera's pose is fitted again to the edges,
+    /// with the old intrinsics and table size, and judged as `calibrate table` judges
+    /// its fit: a corner over 2 mm from the rigid camera's, or the W/H seen over 1 %
+    /// off, is refused in one line (exit code 1; --force writes it anyway). The new
+    /// table.json is written to -o, never over the old one, with a check picture
+    /// beside it. A camera moved further than the band (about 2° at a 70° lens) is not
+    /// followed: calibrate the table again from a frame of the empty table.
+    Refit(RefitArgs),
 }
 
 /// Which paper `calibrate board` lays the chessboard out for.
@@ -196,11 +212,48 @@ pub struct TableArgs {
     pub force: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct RefitArgs {
+    /// A frame from the camera as it stands now: an image, a video (see --frame), or
+    /// `webcam:N`.
+    #[arg(long, value_name = "FRAME|VIDEO")]
+    pub image: String,
+    /// Which video frame to use (counting from 0).
+    #[arg(long, default_value_t = 0)]
+    pub frame: u64,
+    /// The table.json made before the camera moved (its camera and table size are kept).
+    #[arg(long, value_name = "OLD.json")]
+    pub table: PathBuf,
+    /// Where to write the re-fitted table.json; must not be the old one. Without it
+    /// nothing is written.
+    #[arg(short, long, value_name = "NEW.json")]
+    pub output: Option<PathBuf>,
+    /// Re-fit even when the table has not moved by more than 3 mm, or when too
+    /// little of its edges was seen to tell.
+    #[arg(long)]
+    pub always: bool,
+    /// Write the re-fitted table.json even when it disagrees with itself, with a
+    /// warning instead of the refusal.
+    #[arg(long)]
+    pub force: bool,
+    /// How far either side of the old outline its edges are looked for, in
+    /// (undistorted) pixels.
+    #[arg(long, default_value_t = 40.0, value_name = "PX")]
+    pub band: f64,
+    /// The check picture; by default next to the output, `<name>_check.png`.
+    #[arg(long, value_name = "PNG")]
+    pub check: Option<PathBuf>,
+    /// Print the result as JSON on stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
 pub fn run(cmd: CalibrateCommand) -> anyhow::Result<()> {
     match cmd {
         CalibrateCommand::Board(a) => imp::board(a),
         CalibrateCommand::Camera(a) => imp::camera(a),
         CalibrateCommand::Table(a) => imp::table(a),
+        CalibrateCommand::Refit(a) => imp::refit(a),
     }
 }
 
@@ -221,12 +274,20 @@ mod imp {
             "`fishtrack calibrate` needs OpenCV: rebuild with the default `opencv` feature"
         )
     }
+    pub fn refit(_: super::RefitArgs) -> anyhow::Result<()> {
+        anyhow::bail!(
+            "`fishtrack calibrate` needs OpenCV: rebuild with the default `opencv` feature"
+        )
+    }
 }
 
 #[cfg(feature = "opencv")]
 mod imp {
-    use super::{BoardArgs, CameraArgs, PaperChoice, TableArgs};
+    use super::{BoardArgs, CameraArgs, PaperChoice, RefitArgs, TableArgs};
     use crate::calibration::board::{BoardPage, Paper};
+    use crate::calibration::refit::{
+        check_bump, refit_table, BgrFrame, BumpCheck, BumpVerdict, OutlineSearch, MOVED_MM,
+    };
     use crate::calibration::table_lens::MAX_FOCAL_UNCERTAINTY;
     use crate::calibration::{
         sparse_cells, CameraDoubtKeys, CameraIntrinsics, TableCalibration, TableDoubt, TableFile,
@@ -848,6 +909,257 @@ mod imp {
             check_path.display()
         );
         emit(&o)
+    }
+
+    /// The re-fitted table.json: the DESIGN.md keys, the fit's measures as
+    /// `calibrate table` writes them, and what it was re-fitted from.
+    #[derive(Serialize)]
+    struct RefitOut<'a> {
+        #[serde(flatten)]
+        file: &'a TableFile,
+        measured_aspect: f64,
+        corners_found_automatically: bool,
+        corner_offsets_mm: &'a [f64],
+        side_face_in_view: Vec<bool>,
+        refit: RefitNote<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        forced_despite: Option<String>,
+    }
+
+    /// `refit` in the re-fitted table.json.
+    #[derive(Serialize)]
+    struct RefitNote<'a> {
+        /// The old table.json.
+        from_table: String,
+        /// The frame the edges were found in.
+        frame: &'a str,
+        /// How far the table's outline had moved from the old calibration's (worst
+        /// over its edges, mm), and per corner.
+        shift_mm: Option<f64>,
+        corner_shift_mm: &'a [f64],
+        /// Per side, the share of its length whose edge agrees with the fit.
+        seen_share: Vec<f64>,
+        /// RMS (px) of the edge points from the fitted outline.
+        edge_rms_px: Option<f64>,
+    }
+
+    /// The frame as packed BGR bytes for `calibration::refit` (a copy only when
+    /// OpenCV's rows are not contiguous or the frame is grey).
+    fn bgr_mat(image: &Mat) -> anyhow::Result<Mat> {
+        use opencv::prelude::*;
+        let bgr = if image.channels() == 3 {
+            image.try_clone()?
+        } else {
+            let mut out = Mat::default();
+            opencv::imgproc::cvt_color(image, &mut out, opencv::imgproc::COLOR_GRAY2BGR, 0)?;
+            out
+        };
+        Ok(if bgr.is_continuous() {
+            bgr
+        } else {
+            bgr.try_clone()?
+        })
+    }
+
+    pub fn refit(a: RefitArgs) -> anyhow::Result<()> {
+        use opencv::prelude::*;
+        let mut o = String::new();
+        if !(a.band.is_finite() && (2.0..=400.0).contains(&a.band)) {
+            bail!("--band must be 2 to 400 px, got {}", a.band);
+        }
+        if let Some(out) = &a.output {
+            let same = match (std::fs::canonicalize(out), std::fs::canonicalize(&a.table)) {
+                (Ok(x), Ok(y)) => x == y,
+                _ => out == &a.table,
+            };
+            if same {
+                bail!(
+                    "-o {} is the old calibration itself: write the re-fit to another file (the old one is what it is measured against)",
+                    out.display()
+                );
+            }
+        }
+        let old = TableCalibration::load(&a.table)?;
+        let mut source = FrameSource::open(&a.image)?;
+        let frame = source
+            .frame_at(a.frame)?
+            .with_context(|| format!("{}: there is no frame {}", a.image, a.frame))?;
+        let image = bgr_mat(&frame.image)?;
+        let bytes = image.data_bytes()?;
+        let (w, h) = (image.cols() as usize, image.rows() as usize);
+        let view = BgrFrame::new(w, h, 3 * w, bytes)?;
+        let check_search = OutlineSearch {
+            band_px: a.band,
+            ..OutlineSearch::CHECK
+        };
+        let started = std::time::Instant::now();
+        let check = check_bump(view, &old, &check_search)?;
+        let check_ms = started.elapsed().as_secs_f64() * 1e3;
+        let not_json = !a.json;
+        if not_json {
+            say!(o, "{}", check.summary());
+            say!(
+                o,
+                "  (the check took {check_ms:.0} ms on this {w}x{h} frame)"
+            );
+            say_corners(&mut o, &check);
+        }
+        let go = a.always || check.verdict == BumpVerdict::Moved;
+        if !go {
+            if check.verdict == BumpVerdict::Unknown {
+                emit(&o)?;
+                bail!(
+                    "{}: take a frame with the table's edges clear, or --always to re-fit anyway",
+                    check.summary()
+                );
+            }
+            if a.json {
+                say!(o, "{}", check_json(&check)?);
+            } else {
+                say!(
+                    o,
+                    "nothing to re-fit (moved by {MOVED_MM} mm or less){}",
+                    match &a.output {
+                        Some(p) =>
+                            format!("; {} not written (--always re-fits anyway)", p.display()),
+                        None => String::new(),
+                    }
+                );
+            }
+            return emit(&o);
+        }
+        let search = OutlineSearch {
+            band_px: a.band,
+            ..OutlineSearch::REFIT
+        };
+        let refit = refit_table(view, &old, &search)?;
+        let origin = a
+            .output
+            .as_ref()
+            .map_or_else(|| "the re-fit".to_string(), |p| p.display().to_string());
+        let calibration = TableCalibration::from_file(refit.file.clone(), &origin)?;
+        let check_path = a
+            .output
+            .as_ref()
+            .map(|out| a.check.clone().unwrap_or_else(|| check_path_for(out)));
+        if let Some(path) = &check_path {
+            write_check(&frame.image, &calibration, 100.0, None, path)?;
+        }
+        if let Some(doubt) = &refit.doubt {
+            if !a.force {
+                emit(&o)?;
+                let written = match (&a.output, &check_path) {
+                    (Some(out), Some(c)) => format!(
+                        "; {} not written, check picture {}",
+                        out.display(),
+                        c.display()
+                    ),
+                    _ => String::new(),
+                };
+                bail!("the camera has moved, and its re-fit is refused: {doubt} (--force writes it anyway){written}");
+            }
+            eprintln!("fishtrack: warning: {doubt}");
+        }
+        let note = RefitNote {
+            from_table: a.table.display().to_string(),
+            frame: &frame.name,
+            shift_mm: refit.moved.shift_mm,
+            corner_shift_mm: &refit.moved.corner_shift_mm,
+            seen_share: refit.moved.sides.iter().map(|s| s.share()).collect(),
+            edge_rms_px: refit.moved.edge_rms_px,
+        };
+        let out = RefitOut {
+            file: &refit.file,
+            measured_aspect: refit.measured_aspect,
+            corners_found_automatically: true,
+            corner_offsets_mm: &refit.corner_offsets_mm,
+            side_face_in_view: refit.moved.sides.iter().map(|s| s.face_in_view).collect(),
+            refit: note,
+            forced_despite: refit.doubt.as_ref().map(|d| d.to_string()),
+        };
+        let text = serde_json::to_string_pretty(&out).context("serialising table.json")?;
+        if let Some(path) = &a.output {
+            write_file(path, &(text.clone() + "\n"))?;
+        }
+        if a.json {
+            say!(o, "{text}");
+            return emit(&o);
+        }
+        say!(o, "re-fitted: the rigid camera with the old intrinsics and table fitted to the edges seen");
+        for (k, (px, old_px)) in refit
+            .file
+            .image_corners_px
+            .iter()
+            .zip(&old.file.image_corners_px)
+            .enumerate()
+        {
+            say!(
+                o,
+                "  corner {k}: pixel ({:.2}, {:.2}), was ({:.2}, {:.2})",
+                px[0],
+                px[1],
+                old_px[0],
+                old_px[1]
+            );
+        }
+        let offsets: Vec<String> = refit
+            .corner_offsets_mm
+            .iter()
+            .map(|d| format!("{d:.2}"))
+            .collect();
+        say!(
+            o,
+            "  reprojection error {:.3} mm RMS (the rigid camera vs the corners seen; per corner {} mm); aspect W/H seen {:.4}",
+            refit.file.reprojection_error_mm,
+            offsets.join(", "),
+            refit.measured_aspect
+        );
+        match (&a.output, &check_path) {
+            (Some(out), Some(c)) => say!(o, "wrote {} and {}", out.display(), c.display()),
+            _ => say!(
+                o,
+                "not written: give -o NEW.json to write the re-fitted table"
+            ),
+        }
+        emit(&o)
+    }
+
+    /// Per corner, how far the table moved there.
+    fn say_corners(o: &mut String, check: &BumpCheck) {
+        if check.corner_shift_mm.is_empty() {
+            return;
+        }
+        let per: Vec<String> = check
+            .corner_shift_mm
+            .iter()
+            .map(|d| format!("{d:.1}"))
+            .collect();
+        say!(
+            o,
+            "  per corner {} mm; edges fit to {:.2} px RMS",
+            per.join(", "),
+            check.edge_rms_px.unwrap_or(f64::NAN)
+        );
+    }
+
+    /// The bump check as JSON (`--json` when nothing is re-fitted).
+    fn check_json(check: &BumpCheck) -> anyhow::Result<String> {
+        let verdict = match check.verdict {
+            BumpVerdict::Still => "still",
+            BumpVerdict::Moved => "moved",
+            BumpVerdict::Unknown => "unknown",
+        };
+        let v = serde_json::json!({
+            "verdict": verdict,
+            "shift_mm": check.shift_mm,
+            "corner_shift_mm": check.corner_shift_mm,
+            "doubt_mm": check.doubt_mm,
+            "seen_share": check.seen_share(),
+            "side_seen_share": check.sides.iter().map(|s| s.share()).collect::<Vec<f64>>(),
+            "edge_rms_px": check.edge_rms_px,
+            "unknown_because": check.unknown_because,
+        });
+        Ok(serde_json::to_string_pretty(&v)?)
     }
 
     /// `--no-chessboard` writes camera.json beside table.json unless told where: it

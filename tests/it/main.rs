@@ -21,6 +21,7 @@ mod calibrate_board;
 mod calibration_cli;
 mod calibration_no_chessboard;
 mod calibration_reference;
+mod calibration_refit;
 mod calibration_refusal;
 mod calibration_side_face;
 mod calibration_sim;
