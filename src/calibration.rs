@@ -263,6 +263,31 @@ pub enum CalibrationError {
 }
 
 impl TableFile {
+    /// The file of a table whose `corners` (mm) a rigid camera sees through
+    /// `table_from_undistorted`: each corner's image point as the camera shows it
+    /// (distorted), for `calibrate table` and its re-fit alike.
+    pub fn seen_through(
+        corners: &[Point2<f64>],
+        table_from_undistorted: &Homography,
+        camera: &CameraIntrinsics,
+        reprojection_error_mm: f64,
+    ) -> TableFile {
+        let image_from_table = table_from_undistorted.inverse();
+        TableFile {
+            corners_mm: corners.iter().map(|p| [p.x, p.y]).collect(),
+            image_corners_px: corners
+                .iter()
+                .map(|&p| {
+                    let d = camera.distort_pixel(image_from_table.apply(p));
+                    [d.x, d.y]
+                })
+                .collect(),
+            homography: table_from_undistorted.rows(),
+            camera: camera.clone(),
+            reprojection_error_mm,
+        }
+    }
+
     /// The bounds of [`crate::limits`] and what the maps rely on: the table within
     /// [`limits::MAX_TABLE_SIDE_MM`], as many image corners as table corners, each
     /// inside the camera's image, and the camera itself ([`CameraIntrinsics::validate`]).

@@ -1048,21 +1048,8 @@ pub fn refit_table(
         ));
     }
     let table_from_undistorted = pose.table_from_undistorted(camera).ok_or_else(degenerate)?;
-    let image_from_table = table_from_undistorted.inverse();
     let residual = (offsets.iter().map(|d| d * d).sum::<f64>() / offsets.len() as f64).sqrt();
-    let file = TableFile {
-        corners_mm: calibration.file.corners_mm.clone(),
-        image_corners_px: corners_mm
-            .iter()
-            .map(|&p| {
-                let d = camera.distort_pixel(image_from_table.apply(p));
-                [d.x, d.y]
-            })
-            .collect(),
-        homography: table_from_undistorted.rows(),
-        camera: camera.clone(),
-        reprojection_error_mm: residual,
-    };
+    let file = TableFile::seen_through(&corners_mm, &table_from_undistorted, camera, residual);
     Ok(Refit {
         file,
         moved,

@@ -188,8 +188,7 @@ pub(super) fn rest_calls(
     placed: &dyn Fn(&Pose) -> PlacedFish,
 ) -> Vec<Decision> {
     let mut out = Vec::new();
-    let hole_reach =
-        (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
+    let hole_reach = cfg.hole_reach();
     let fish: Vec<(ItemId, PlacedFish)> = shot
         .end
         .iter()

@@ -444,8 +444,7 @@ fn placed_fish(cfg: &ShotConfig, pose: &Pose) -> PlacedFish {
 /// Whether a point lies under the material of a fish (inside the outline, outside
 /// the part of the hole a coin can sit in).
 fn under_fish(cfg: &ShotConfig, f: &PlacedFish, p: Point) -> bool {
-    let hole_reach =
-        (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
+    let hole_reach = cfg.hole_reach();
     point_in_polygon(p, &f.outline) && (p - f.hole.center).norm() > hole_reach
 }
 
@@ -622,8 +621,7 @@ pub(crate) fn judge(
     // A coin that lay in a fish's hole and set off with it (within the frames a
     // hidden start can be misjudged by) was carried by that fish: the fish moved
     // first, not the coin (R11 1.1 is about what the player struck).
-    let hole_reach =
-        (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
+    let hole_reach = cfg.hole_reach();
     let carrier = |coin: TrackId, f_coin: FrameIdx| -> Option<TrackId> {
         let p = rest_pose.get(&coin)?.point();
         starts
@@ -1409,8 +1407,7 @@ fn rest_relations(
     prev: Option<&Previous>,
     doubt: &mut BTreeSet<ItemId>,
 ) {
-    let hole_reach =
-        (cfg.footprint.hole_radius() - cfg.coin_radius).max(0.0) + cfg.hole_tolerance_mm;
+    let hole_reach = cfg.hole_reach();
     let fish: Vec<(ItemId, PlacedFish)> = shot
         .end
         .iter()

@@ -121,6 +121,12 @@ impl ShotConfig {
         }
     }
 
+    /// How far a coin's centre may lie from a hole's centre and the coin still be in
+    /// the hole: the room the hole leaves it, and the tolerance of a reading.
+    pub fn hole_reach(&self) -> f64 {
+        (self.footprint.hole_radius() - self.coin_radius).max(0.0) + self.hole_tolerance_mm
+    }
+
     /// The same table, items, fps and friction as the tracker.
     pub fn from_tracker(t: &TrackerConfig) -> ShotConfig {
         let base = ShotConfig::new(t.fps, t.table.clone(), &Items::default_set());

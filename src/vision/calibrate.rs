@@ -1849,20 +1849,7 @@ pub fn solve_table_with_doubts(
             corners_given: !automatic,
             ..d
         });
-    let image_from_table = table_from_undistorted.inverse();
-    let file = TableFile {
-        corners_mm: rect.iter().map(|p| [p.x, p.y]).collect(),
-        image_corners_px: rect
-            .iter()
-            .map(|&p| {
-                let d = camera.distort_pixel(image_from_table.apply(p));
-                [d.x, d.y]
-            })
-            .collect(),
-        homography: table_from_undistorted.rows(),
-        camera: camera.clone(),
-        reprojection_error_mm: residual,
-    };
+    let file = TableFile::seen_through(&rect, &table_from_undistorted, camera, residual);
     Ok(TableSolution {
         file,
         edge_rms_mm,
