@@ -115,23 +115,8 @@ impl StallWatch {
     }
 }
 
-/// How `live` reads a source: see [`Feed`].
-pub struct LiveOptions {
-    /// A file read at its frame rate times this factor; none: as fast as it decodes.
-    pub pace: Option<f64>,
-    /// Whether a paced file drops frames when the analysis is behind (see [`Feed`]).
-    pub drop_behind: bool,
-    /// How long a lost camera or stream is tried again.
-    pub reconnect_for: std::time::Duration,
-    /// Set on Ctrl-C: the source ends at the next frame.
-    pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    /// Where to start (a resume: the frame after the last one journaled).
-    pub first: FrameIdx,
-    /// Frames before this one are read unpaced (see [`Feed::catch_up`]).
-    pub catch_up: FrameIdx,
-    /// Also write the frames read to this video.
-    pub save: Option<std::path::PathBuf>,
-}
+/// How `live` reads a source (the frame reader's own options).
+pub use crate::vision::topview::FeedOptions as LiveOptions;
 
 impl VideoSource {
     /// Opens `spec` for an analysis under `settings`.
@@ -174,19 +159,14 @@ impl VideoSource {
         let log = CameraLog::default();
         let notes = log.clone();
         let pace = options.pace;
+        let first = options.first;
         let feed = Feed {
-            pace: options.pace,
-            drop_behind: options.drop_behind,
-            reconnect_for: options.reconnect_for,
-            stop: options.stop,
-            first: options.first,
-            catch_up: options.catch_up,
-            save: options.save,
+            options,
             fps: settings.fps,
             notes: Box::new(move |note| notes.push(camera_note(note))),
         };
         let reader = FrameReader::open_feed(spec, settings.calibration.camera.image_size, feed)?;
-        VideoSource::reading(spec, reader, settings, options.first, Some(log), pace)
+        VideoSource::reading(spec, reader, settings, first, Some(log), pace)
     }
 }
 

@@ -76,8 +76,9 @@ pub enum FeedNote {
     Dropped { first: FrameIdx, count: u64 },
 }
 
-/// How a live source is read.
-pub struct Feed {
+/// How a live source is read: what `live`'s options say ([`Feed`] adds the frame
+/// rate and where its notes go).
+pub struct FeedOptions {
     /// A file read at its frame rate times this factor (1: as filmed), by the wall
     /// clock; frames due more than [`PACE_SLACK_FRAMES`] frames ago are dropped.
     pub pace: Option<f64>,
@@ -97,6 +98,11 @@ pub struct Feed {
     pub catch_up: FrameIdx,
     /// Where every frame read is also written (`--save`), at the source's frame rate.
     pub save: Option<std::path::PathBuf>,
+}
+
+/// How a live source is read, and who hears what happens to it.
+pub struct Feed {
+    pub options: FeedOptions,
     /// The frame rate to pace and save at when the source's own is wrong (`--fps`).
     pub fps: Option<f64>,
     pub notes: Box<dyn FnMut(FeedNote) + Send>,
@@ -150,22 +156,22 @@ impl FrameReader {
             .unwrap_or(30.0);
         let mut offset = 0;
         if source.is_live() {
-            offset = feed.first;
-        } else if !source.skip_to(feed.first)? {
+            offset = feed.options.first;
+        } else if !source.skip_to(feed.options.first)? {
             return Err(TopViewError::ResumePastEnd {
                 spec: spec.to_string(),
-                first: feed.first,
+                first: feed.options.first,
             });
         }
-        let writer = match &feed.save {
+        let writer = match &feed.options.save {
             Some(path) => Some(open_writer(path, fps, camera_size)?),
             None => None,
         };
         (feed.notes)(FeedNote::Connected {
-            at: feed.first.max(feed.catch_up),
+            at: feed.options.first.max(feed.options.catch_up),
             detail: spec.to_string(),
         });
-        let first = feed.first;
+        let first = feed.options.first;
         Ok(FrameReader {
             source,
             camera_size,
@@ -251,20 +257,25 @@ impl FrameReader {
     ) -> Result<Option<CameraFrame>, TopViewError> {
         use std::sync::atomic::Ordering;
         loop {
-            if r.feed.stop.load(Ordering::Relaxed) {
+            if r.feed.options.stop.load(Ordering::Relaxed) {
                 return Ok(None);
             }
             let index = self.source.next_index() + r.offset;
-            if let Some(speed) = r.feed.pace.filter(|_| index >= r.feed.catch_up) {
+            if let Some(speed) = r
+                .feed
+                .options
+                .pace
+                .filter(|_| index >= r.feed.options.catch_up)
+            {
                 let per_frame = 1.0 / (r.fps * speed);
                 let (t0, f0) = *r.clock.get_or_insert((std::time::Instant::now(), index));
                 let due = index.saturating_sub(f0) as f64 * per_frame;
                 let now = t0.elapsed().as_secs_f64();
                 if now < due {
-                    sleep_unless_stopped(due - now, &r.feed.stop);
+                    sleep_unless_stopped(due - now, &r.feed.options.stop);
                     continue;
                 }
-                if r.feed.drop_behind && now - due > PACE_SLACK_FRAMES * per_frame {
+                if r.feed.options.drop_behind && now - due > PACE_SLACK_FRAMES * per_frame {
                     // Behind the clock: a camera hands out its newest frame, those
                     // before it are gone. Then that frame is read, whatever skipping
                     // to it cost (a file must be decoded to skip; a camera's are free).
@@ -293,6 +304,7 @@ impl FrameReader {
                         writer.write(&frame.image).map_err(|e| TopViewError::Save {
                             path: r
                                 .feed
+                                .options
                                 .save
                                 .as_deref()
                                 .unwrap_or(std::path::Path::new(""))
@@ -319,12 +331,14 @@ impl FrameReader {
     }
 
     /// Opens a lost camera or stream again, waiting longer after each failure: true
-    /// once it is open, false when [`Feed::reconnect_for`] is over or a stop was asked for.
+    /// once it is open, false when [`FeedOptions::reconnect_for`] is over or a stop was asked for.
     fn reconnect(&mut self, r: &mut FeedReading) -> bool {
         let began = std::time::Instant::now();
         let mut wait = RECONNECT_FIRST_WAIT_S;
         loop {
-            if !sleep_unless_stopped(wait, &r.feed.stop) || began.elapsed() > r.feed.reconnect_for {
+            if !sleep_unless_stopped(wait, &r.feed.options.stop)
+                || began.elapsed() > r.feed.options.reconnect_for
+            {
                 return false;
             }
             wait = (wait * 2.0).min(RECONNECT_MAX_WAIT_S);
