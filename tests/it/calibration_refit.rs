@@ -14,7 +14,7 @@ use fishtrack::calibration::refit::{
 };
 use fishtrack::calibration::TableCalibration;
 use nalgebra::Point2;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
@@ -148,12 +148,19 @@ fn hand_and_items(image: &mut (usize, usize, Vec<u8>), corners: &[[f64; 2]]) {
     }
 }
 
+/// The table rendered into `dir` from the camera as calibrated (`still/`) and from
+/// the camera bumped (`bumped/`), each with its true `table.json`.
+fn still_and_bumped(dir: &Path) -> (PathBuf, PathBuf) {
+    let (a, b) = (dir.join("still"), dir.join("bumped"));
+    render(&a, STILL, "", "");
+    render(&b, BUMPED, "", "");
+    (a, b)
+}
+
 #[test]
 fn a_bumped_camera_is_measured_and_the_table_refitted() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("still"), dir.path().join("bumped"));
-    render(&a, STILL, "", "");
-    render(&b, BUMPED, "", "");
+    let (a, b) = still_and_bumped(dir.path());
     let old = TableCalibration::load(&a.join("table.json")).unwrap();
     let truth = TableCalibration::load(&b.join("table.json")).unwrap();
     let expected = true_shift_mm(&old, &truth);
@@ -205,9 +212,7 @@ fn a_bumped_camera_is_measured_and_the_table_refitted() {
 #[test]
 fn a_hand_and_items_over_the_edges_are_not_a_move() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("still"), dir.path().join("bumped"));
-    render(&a, STILL, "", "");
-    render(&b, BUMPED, "", "");
+    let (a, b) = still_and_bumped(dir.path());
     let old = TableCalibration::load(&a.join("table.json")).unwrap();
     let truth = TableCalibration::load(&b.join("table.json")).unwrap();
     let corners = old.file.image_corners_px.clone();
@@ -313,9 +318,7 @@ fn a_refit_that_disagrees_with_itself_is_refused() {
 #[test]
 fn calibrate_refit_prints_the_move_and_writes_the_new_table() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("still"), dir.path().join("bumped"));
-    render(&a, STILL, "", "");
-    render(&b, BUMPED, "", "");
+    let (a, b) = still_and_bumped(dir.path());
     let old_path = a.join("table.json");
     let new = dir.path().join("new.json");
     let args = |image: &Path, out: &Path| {

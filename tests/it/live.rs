@@ -320,20 +320,22 @@ fn serve(file: PathBuf) -> u16 {
     port
 }
 
+/// The demo's game with 10 moves a player, written into `dir` (its items beside it).
+fn game_of_ten_moves(dir: &Path) -> PathBuf {
+    let calibration = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration");
+    let mut game = json(&calibration.join("game.json"));
+    game["moves_per_player"] = Value::from(10);
+    let game_path = dir.join("game.json");
+    std::fs::write(&game_path, game.to_string()).expect("write");
+    std::fs::copy(calibration.join("items.json"), dir.join("items.json")).expect("copy");
+    game_path
+}
+
 #[test]
 fn a_stream_that_ends_is_lost_and_reconnected() {
     let dir = tempfile::tempdir().expect("tempdir");
     // The demo's game with more moves: the match is not over when the stream ends.
-    let calibration = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration");
-    let mut game = json(&calibration.join("game.json"));
-    game["moves_per_player"] = Value::from(10);
-    let game_path = dir.path().join("game.json");
-    std::fs::write(&game_path, game.to_string()).expect("write");
-    std::fs::copy(
-        calibration.join("items.json"),
-        dir.path().join("items.json"),
-    )
-    .expect("copy");
+    let game_path = game_of_ten_moves(dir.path());
     let port = serve(PathBuf::from(demo()));
     let out = dir.path().join("rec.json");
     let mut child = fishtrack()
@@ -433,16 +435,7 @@ fn serve_flaky(file: PathBuf, rate: Option<usize>, stall: Duration, down: Durati
 /// stream ends) until the first `reconnected`; every line with when it came.
 fn live_until_reconnected(url: &str) -> Vec<(Instant, Value)> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let calibration = Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration");
-    let mut game = json(&calibration.join("game.json"));
-    game["moves_per_player"] = Value::from(10);
-    let game_path = dir.path().join("game.json");
-    std::fs::write(&game_path, game.to_string()).expect("write");
-    std::fs::copy(
-        calibration.join("items.json"),
-        dir.path().join("items.json"),
-    )
-    .expect("copy");
+    let game_path = game_of_ten_moves(dir.path());
     let mut child = fishtrack()
         .args([
             "live",
