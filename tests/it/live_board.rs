@@ -21,7 +21,10 @@ use std::time::{Duration, Instant};
 /// The bound from a publish to the page showing it.
 const SHOWN_WITHIN: Duration = Duration::from_millis(500);
 
-fn chromium() -> Option<PathBuf> {
+/// Debian's Chromium, for the tests of pages (this module's and `replay_html`'s);
+/// none when it is missing, said loudly with what was not tested (`untested`), and
+/// a failure when `CI` is set.
+pub(crate) fn chromium(untested: &str) -> Option<PathBuf> {
     for c in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
         if Path::new(c).exists() {
             return Some(PathBuf::from(c));
@@ -31,10 +34,23 @@ fn chromium() -> Option<PathBuf> {
         panic!("chromium is missing (scripts/setup installs it) and CI is set");
     }
     eprintln!(
-        "\n*** live_board: SKIPPED: chromium not found at /usr/bin/chromium (scripts/setup installs it); the scoreboard page was NOT tested ***\n"
+        "\n*** SKIPPED: chromium not found at /usr/bin/chromium (scripts/setup installs it); {untested} was NOT tested ***\n"
     );
     None
 }
+
+/// How the tests start Chromium: headless, as root, and without the background
+/// connections this machine's closed network refuses.
+pub(crate) const HEADLESS: [&str; 8] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
 
 /// A headless Chromium showing one page, and its DevTools connection to that page.
 struct Browser {
@@ -49,15 +65,8 @@ impl Browser {
         let profile = tempfile::tempdir().expect("tempdir");
         let log = std::fs::File::create(profile.path().join("stderr.txt")).expect("log");
         let child = Command::new(binary)
+            .args(HEADLESS)
             .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
                 "--window-size=1280,720",
                 "--remote-debugging-address=127.0.0.1",
                 // Port 0: the browser picks one and writes it to DevToolsActivePort.
@@ -297,7 +306,9 @@ fn board_on(addr: SocketAddr) -> Board {
 
 #[test]
 fn an_event_published_shows_on_the_page_within_half_a_second() {
-    let Some(chromium) = chromium() else { return };
+    let Some(chromium) = chromium("the scoreboard page") else {
+        return;
+    };
     let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
     board.publish(&match_ready(&["Anna", "Boris"]));
     let url = format!("http://{}/", board.addr());
@@ -352,7 +363,9 @@ fn an_event_published_shows_on_the_page_within_half_a_second() {
 
 #[test]
 fn the_page_comes_back_when_the_server_restarts() {
-    let Some(chromium) = chromium() else { return };
+    let Some(chromium) = chromium("the scoreboard page") else {
+        return;
+    };
     let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
     let addr = board.addr();
     board.publish(&match_ready(&["Anna", "Boris"]));
@@ -393,7 +406,9 @@ fn the_page_comes_back_when_the_server_restarts() {
 
 #[test]
 fn the_move_timer_runs_from_move_ready_and_stops_at_the_flick() {
-    let Some(chromium) = chromium() else { return };
+    let Some(chromium) = chromium("the scoreboard page") else {
+        return;
+    };
     let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
     board.publish(&match_ready(&["Anna", "Boris"]));
     let mut page = Browser::open(&chromium, &format!("http://{}/", board.addr()));

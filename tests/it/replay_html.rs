@@ -5,6 +5,7 @@
 //! into `<pre id="selftest-result">`; we read it back with `--dump-dom`.
 //! Without chromium the test skips, unless `CI` is set.
 
+use crate::live_board::{chromium, HEADLESS};
 use fishtrack::record::Record;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,33 +16,13 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn chromium() -> Option<PathBuf> {
-    for c in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
-        if Path::new(c).exists() {
-            return Some(PathBuf::from(c));
-        }
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("chromium is missing (scripts/setup installs it) and CI is set");
-    }
-    eprintln!("skipping: chromium not found at /usr/bin/chromium (scripts/setup installs it)");
-    None
-}
-
 /// Loads the page headless and returns (dumped DOM, chromium's stderr).
 fn dump_dom(browser: &Path, page: &Path, work: &Path) -> (String, String) {
     let profile = work.join("chromium-profile");
     let url = format!("file://{}#selftest", page.display());
     let o = Command::new(browser)
+        .args(HEADLESS)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
             "--enable-logging=stderr",
             "--v=0",
             "--virtual-time-budget=3000",
@@ -84,7 +65,9 @@ fn texts<'a>(html: &'a str, open: &str) -> Vec<&'a str> {
 
 #[test]
 fn report_runs_in_chromium_and_matches_the_record() {
-    let Some(browser) = chromium() else { return };
+    let Some(browser) = chromium("the HTML report") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let o = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
