@@ -137,7 +137,9 @@ fn scene_rejects_bad_tracks_and_players() {
 }
 
 /// Where `text`, drawn by the diagram's bitmap font at its scale in `fg` on the
-/// margin's white, appears pixel for pixel in `img`.
+/// margin's white, appears pixel for pixel in `img` (only the OpenCV build's test
+/// below reads diagrams rendered by the binary).
+#[cfg(feature = "opencv")]
 fn find_text(img: &image::RgbImage, text: &str, fg: [u8; 3]) -> Option<(u32, u32)> {
     use fishtrack::replay::diagram::TEXT_SCALE;
     use fishtrack::replay::font;
