@@ -175,7 +175,10 @@ impl Detector {
             chroma,
             rgb,
             centre: Point::from(centroid),
-            tag_sized: raw <= MAX_TAG_SHARE * t.area,
+            // Counted whole, a coin in the hole and a dark rim (the tag's side seen
+            // obliquely) push one tag past `MAX_TAG_SHARE`; a region of a whole tag's
+            // shape and share-weighted area is one tag all the same.
+            tag_sized: raw <= MAX_TAG_SHARE * t.area || whole_tag,
             whole_tag,
         }
     }
@@ -196,8 +199,8 @@ struct Region {
     rgb: [u8; 3],
     /// Its centroid, table mm.
     centre: Point,
-    /// No larger than a tag (more is two tags touching, or not a tag): its colour
-    /// may be learned.
+    /// No larger than a tag (more is two tags touching, or not a tag), or a whole
+    /// tag: its colour may be learned.
     tag_sized: bool,
     /// Seen whole and shaped as a tag: nearly all of a tag's area, no farther from
     /// its centroid than a tag reaches, as elongated as a tag.
