@@ -628,7 +628,8 @@ fn the_scoreboard_serves_the_page_and_the_events() {
         }
     };
     let mut page = connect();
-    page.write_all(b"GET / HTTP/1.1\r\n\r\n").expect("send");
+    page.write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .expect("send");
     let mut text = String::new();
     page.read_to_string(&mut text).expect("read");
     assert!(

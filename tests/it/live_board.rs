@@ -268,6 +268,8 @@ fn match_ready(players: &[&str]) -> EventLine {
             scores: vec![0; players.len()],
             mover: 0,
             poses: BTreeMap::new(),
+            table: None,
+            colors: vec![],
         },
     )
 }
@@ -289,6 +291,7 @@ fn shot_over(shot: usize, scores: Vec<i32>) -> Event {
         off_table: vec![],
         duties: vec![],
         notes: vec![],
+        paths: BTreeMap::new(),
     }
 }
 
