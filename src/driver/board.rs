@@ -9,10 +9,10 @@
 //! Bounds, so that a `--listen` on a network cannot be flooded: [`WORKERS`] threads
 //! answer requests, at most [`MAX_STREAMS`] event streams are open at once (each on a
 //! thread of its own; more are answered 503), a request body is at most
-//! [`BODY_LIMIT`] bytes, and every connection's reads and writes time out after
-//! [`IDLE`] (set on the listening socket, which Linux hands on to each connection it
-//! accepts: a connection that sends nothing is closed, and so is a browser that
-//! stops reading its stream).
+//! [`BODY_LIMIT`] bytes, and every connection's reads time out after [`IDLE`] and
+//! its writes after [`STALLED`] (set on the listening socket, which Linux hands on
+//! to each connection it accepts: a connection that sends nothing is closed, and so
+//! is a browser that stops reading its stream).
 //!
 //! Amendments are taken from this machine only (the peer a loopback address, the
 //! `Host` a loopback name), with the run's token: a random 128-bit number put in the
@@ -50,9 +50,15 @@ pub const WORKERS: usize = 4;
 pub const MAX_STREAMS: usize = 32;
 /// Longest amendment request (bytes).
 pub const BODY_LIMIT: usize = 16 * 1024;
-/// A connection that sends nothing, or does not read what it is sent, for this long
-/// is closed (longer than [`KEEP_ALIVE`], so an idle stream stays open).
-pub const IDLE: Duration = Duration::from_secs(20);
+/// A connection that sends nothing for this long is closed. It bounds how long an
+/// idle or half-sent request holds its thread, and it is also how soon a stream the
+/// board ended is closed: the server then waits for the browser's next request on
+/// that connection, and gives up after this. (While a stream runs nothing is read,
+/// so it does not end a stream.)
+pub const IDLE: Duration = Duration::from_secs(2);
+/// A browser that does not take what it is sent for this long (its connection's
+/// buffers full) is dropped; it reconnects by itself.
+pub const STALLED: Duration = Duration::from_secs(10);
 /// How long a POSTed amendment waits for the driver (which takes it between two
 /// frames, or while a camera is being reconnected).
 const ANSWER_WITHIN: Duration = Duration::from_secs(10);
@@ -96,7 +102,7 @@ impl Board {
     /// its own until dropped.
     pub fn serve(addr: SocketAddr) -> std::io::Result<Board> {
         let listener = TcpListener::bind(addr)?;
-        time_out_connections(&listener, IDLE)?;
+        time_out_connections(&listener, IDLE, STALLED)?;
         let addr = listener.local_addr()?;
         let server = Server::from_listener(listener, None)
             .map(Arc::new)
@@ -190,13 +196,17 @@ impl Drop for Board {
 
 /// Sets read and write timeouts on the listening socket: Linux copies them to every
 /// connection accepted from it, which `tiny_http` gives no other way to bound.
-fn time_out_connections(listener: &TcpListener, after: Duration) -> std::io::Result<()> {
+fn time_out_connections(
+    listener: &TcpListener,
+    read: Duration,
+    write: Duration,
+) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
-    let tv = libc::timeval {
-        tv_sec: after.as_secs() as libc::time_t,
-        tv_usec: after.subsec_micros() as libc::suseconds_t,
-    };
-    for option in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
+    for (option, after) in [(libc::SO_RCVTIMEO, read), (libc::SO_SNDTIMEO, write)] {
+        let tv = libc::timeval {
+            tv_sec: after.as_secs() as libc::time_t,
+            tv_usec: after.subsec_micros() as libc::suseconds_t,
+        };
         // SAFETY: a valid socket, a timeval that lives across the call, its size.
         let r = unsafe {
             libc::setsockopt(
@@ -575,7 +585,7 @@ mod tests {
     fn a_connection_that_sends_nothing_is_closed() {
         // The timeouts set on a listener reach the connections it accepts.
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        time_out_connections(&listener, Duration::from_millis(200)).expect("timeouts");
+        time_out_connections(&listener, Duration::from_millis(200), STALLED).expect("timeouts");
         let _client = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
         let (mut accepted, _) = listener.accept().expect("accept");
         let began = std::time::Instant::now();
