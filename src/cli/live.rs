@@ -48,9 +48,14 @@ record after a camera's resume holds every shot.\n\n\
 live ends by itself when the match is over (every player made their moves and the last shot \
 came to rest), when the source ends, or on Ctrl-C / SIGTERM; each way the record (-o) is \
 written. A second Ctrl-C ends at once, without it (the journal has everything).\n\n\
-While it runs, a scoreboard page (scores, whose move, the move timer, the duties, in type to \
-read from across the room; it reconnects by itself) is served at http://127.0.0.1:8350/ \
-(--port, --listen), the events at /events.";
+While it runs, a scoreboard page (scores, whose move, the move timer, the table drawn with the \
+items at rest, the last shot's paths and exits and what must be put back dashed where it goes, \
+with its rule and the coin's verdict, in type to read from across the room; it reconnects by \
+itself) is served at http://127.0.0.1:8350/ (--port, --listen), the events at /events. On this \
+machine the page also takes a referee's corrections (\"Correct a call\": a lost or not-lost \
+item, the mover, a violation dropped, each with why): made as `fishtrack amend` makes them, \
+journaled (an amended event; --resume makes it again), the scores re-computed at once; one the \
+rules or the record refuse is one line on the page and changes nothing.";
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
@@ -128,7 +133,8 @@ pub struct LiveArgs {
     #[arg(long, value_name = "PORT", default_value_t = 8350)]
     pub port: u16,
     /// The address the scoreboard listens on (0.0.0.0: every network the machine is
-    /// on; the default, this machine only).
+    /// on; the default, this machine only). Other machines may watch; amendments are
+    /// taken from this machine only.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub listen: std::net::IpAddr,
     /// Print nothing on stderr but errors.

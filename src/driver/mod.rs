@@ -14,9 +14,11 @@
 //!   [`Chain`] carries a match from one clip into the next.
 //! - [`start`]: where a clip starts mid-match; [`journal`]: the events on disk, and
 //!   where a match stood when they stop.
+//! - [`board`]: the scoreboard page `live` serves; a referee's amendment from it is
+//!   made between two frames ([`Listener::amendment`], `amending.rs`, through `amend`).
 //!
-//! Uses: model, config, geometry, calibration, record, rules, track, pipeline, limits;
-//! vision (capture and top views) for [`VideoSource`] only.
+//! Uses: model, config, geometry, calibration, record, rules, amend, track, pipeline,
+//! limits; vision (capture and top views) for [`VideoSource`] only.
 
 mod amending;
 pub mod board;
