@@ -608,7 +608,12 @@ fn the_table_diagram_shows_what_must_be_put_back_and_the_last_shot() {
     // Each exit a cross drawn twice (a red one under the owner's colour).
     assert_eq!(svg["exits"], 4, "{svg}");
     let labels = svg["labels"].to_string();
-    for want in ["R6b", "R8b may go back", "fish", "coin"] {
+    for want in [
+        "Boris's fish R6b",
+        "Boris's coin R8b may go back",
+        "fish",
+        "coin",
+    ] {
         assert!(labels.contains(want), "{want}: {labels}");
     }
     // A screen's half at 1280x720.
