@@ -181,6 +181,22 @@ impl Analysis {
         &self.strangers
     }
 
+    /// Replaces the shots judged so far, their judgements and the state after them
+    /// with a referee's amended ones (`amend`, judged again by the rules; a live
+    /// match amended from its scoreboard): the next shot is judged from `state`.
+    /// `shots` are this analysis's own, in the same order.
+    pub fn amend_judged(
+        &mut self,
+        shots: Vec<Shot>,
+        judgements: Vec<ShotJudgement>,
+        state: MatchState,
+    ) {
+        debug_assert_eq!(shots.len(), self.shots.len());
+        self.shots = shots;
+        self.judgements = judgements;
+        self.state = state;
+    }
+
     /// The match state after the shots judged so far.
     pub fn state(&self) -> &MatchState {
         &self.state

@@ -14,13 +14,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::analyse::{check_scale_and_fps, load_settings, load_start, Pending, SettingsArgs};
+use crate::amend::Request;
 use crate::driver::board::Board;
 use crate::driver::{
-    self, DriverError, Event, EventLine, Journal, JournalRead, Listener, LiveOptions, ResumePoint,
-    Settings, Start, VideoSource,
+    self, AmendAsk, DriverError, Event, EventLine, Journal, JournalRead, Listener, LiveOptions,
+    ResumePoint, Settings, Start, VideoSource,
 };
 use crate::model::FrameIdx;
 use crate::record::{Record, Shot, VideoInfo, RECORD_VERSION};
+use std::collections::{BTreeMap, VecDeque};
 
 /// `live --help`'s text (the subcommand's, in cli/mod.rs: a variant's doc line
 /// would hide an `Args` struct's own).
@@ -46,9 +48,14 @@ record after a camera's resume holds every shot.\n\n\
 live ends by itself when the match is over (every player made their moves and the last shot \
 came to rest), when the source ends, or on Ctrl-C / SIGTERM; each way the record (-o) is \
 written. A second Ctrl-C ends at once, without it (the journal has everything).\n\n\
-While it runs, a scoreboard page (scores, whose move, the move timer, the duties, in type to \
-read from across the room; it reconnects by itself) is served at http://127.0.0.1:8350/ \
-(--port, --listen), the events at /events.";
+While it runs, a scoreboard page (scores, whose move, the move timer, the table drawn with the \
+items at rest, the last shot's paths and exits and what must be put back dashed where it goes, \
+with its rule and the coin's verdict, in type to read from across the room; it reconnects by \
+itself) is served at http://127.0.0.1:8350/ (--port, --listen), the events at /events. On this \
+machine the page also takes a referee's corrections (\"Correct a call\": a lost or not-lost \
+item, the mover, a violation dropped, each with why): made as `fishtrack amend` makes them, \
+journaled (an amended event; --resume makes it again), the scores re-computed at once; one the \
+rules or the record refuse is one line on the page and changes nothing.";
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
@@ -126,7 +133,8 @@ pub struct LiveArgs {
     #[arg(long, value_name = "PORT", default_value_t = 8350)]
     pub port: u16,
     /// The address the scoreboard listens on (0.0.0.0: every network the machine is
-    /// on; the default, this machine only).
+    /// on; the default, this machine only). Other machines may watch; amendments are
+    /// taken from this machine only.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub listen: std::net::IpAddr,
     /// Print nothing on stderr but errors.
@@ -228,7 +236,12 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
     let journaled_to = resumed.as_ref().and_then(|r| r.point.last_frame);
     let after = journaled_to.map_or(0, |f| f + 1);
     let start: Option<Start> = match (&resumed, &args.start) {
-        (Some(r), _) if !replay => Some(r.point.start(&settings.game)),
+        (Some(r), _) if !replay => {
+            let mut start = r.point.start(&settings.game);
+            // An amendment made in the resumed run is made on them too.
+            start.earlier.clone_from(&r.shots);
+            Some(start)
+        }
         (_, Some(p)) => Some(load_start(p, &settings)?),
         _ => None,
     };
@@ -284,7 +297,10 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
             until: journaled_to.unwrap_or(0),
             journaled: r.events.iter().filter_map(told).collect(),
             told: Vec::new(),
+            amendments: r.events.iter().filter_map(journaled_amendment).collect(),
         }),
+        frames: 0,
+        records: BTreeMap::new(),
     };
     let outcome = driver::run(&settings, start.as_ref(), source, &mut out)?;
     let mut record = outcome.record;
@@ -297,9 +313,15 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         }
     }
     if let Some(r) = resumed.filter(|_| !replay) {
-        let mut shots = r.shots;
+        // The journal's shots, as amended in this run if they were.
+        let mut shots: Vec<Shot> = r
+            .shots
+            .into_iter()
+            .map(|s| out.records.get(&s.index).cloned().unwrap_or(s))
+            .collect();
         shots.append(&mut record.shots);
         record.shots = shots;
+        record.scores = outcome.state.scores.clone();
     }
     pending.write(&record)?;
     if !args.quiet {
@@ -516,6 +538,11 @@ struct Out {
     repeated: usize,
     /// A file resumed by analysing it again: what is told up to the journal's end.
     replay: Option<Replay>,
+    /// Frames read so far.
+    frames: u64,
+    /// The shot records told in this run, by index (the last told of each: an
+    /// amendment tells the shots it changed again).
+    records: BTreeMap<usize, Shot>,
 }
 
 /// The frames a resume analyses again, up to the last one journaled: their events
@@ -526,6 +553,33 @@ struct Replay {
     journaled: Vec<Told>,
     /// The events of the frames analysed again.
     told: Vec<Told>,
+    /// The journal's amendments, made again after the frame they were made after
+    /// (its `known_at`), stamped as they were.
+    amendments: VecDeque<(FrameIdx, AmendAsk)>,
+}
+
+/// A journaled `amended` event as the amendment to make again.
+fn journaled_amendment(line: &EventLine) -> Option<(FrameIdx, AmendAsk)> {
+    let Event::Amended {
+        shot,
+        change,
+        why,
+        when,
+        ..
+    } = &line.event
+    else {
+        return None;
+    };
+    let ask = AmendAsk {
+        request: Request {
+            shot: *shot,
+            change: change.clone(),
+            why: why.clone(),
+        },
+        when: when.clone(),
+        answer: None,
+    };
+    Some((line.known_at, ask))
 }
 
 /// What identifies an event told: its kind, frame and when it was known.
@@ -573,6 +627,9 @@ impl Listener for Out {
     }
 
     fn shot_record(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        if let Event::ShotRecord { record } = &line.event {
+            self.records.insert(record.index, (**record).clone());
+        }
         if self
             .replay
             .as_ref()
@@ -581,6 +638,31 @@ impl Listener for Out {
             return Ok(());
         }
         Ok(self.journal.append(line)?)
+    }
+
+    fn progress(&mut self, frames: u64) {
+        self.frames = frames;
+    }
+
+    fn amendment(&mut self) -> Option<AmendAsk> {
+        if let Some(replay) = self.replay.as_mut() {
+            // The journal's, each after the frame it was made after.
+            let due = replay
+                .amendments
+                .front()
+                .is_some_and(|(at, _)| *at < self.frames);
+            if due {
+                return replay.amendments.pop_front().map(|(_, ask)| ask);
+            }
+            // The page's wait until the frames analysed again are behind: made
+            // now, they would be taken for the journal's.
+            if self.frames <= replay.until + 1 {
+                return None;
+            }
+        }
+        let mut ask = self.board.as_ref()?.amendment()?;
+        ask.when = super::utc_now();
+        Some(ask)
     }
 
     fn stop(&mut self) -> bool {

@@ -1,26 +1,69 @@
-//! The scoreboard page `live` serves: a small HTTP server (std only, a thread per
-//! connection) with the page at `/` (large type: scores, whose move it is, the move
-//! timer, the duties, the last calls) and the events at `/events` as server-sent
-//! events, each one JSON line as on stdout. A browser that joins late, or comes back
-//! after the server restarted, is sent every event so far first, so it shows the same
-//! state. Uses: driver's events.
+//! The scoreboard page `live` serves, on `tiny_http` (a small, synchronous, well-kept
+//! HTTP server): the page at `/` (board.html: large type, scores, whose move it is,
+//! the move timer, the table diagram with what must be put back and the last shot,
+//! the last calls), the events at `/events` as server-sent events, each one JSON line
+//! as on stdout, and the referee's amendments POSTed to `/amend`. A browser that joins
+//! late, or comes back after the server restarted, is sent every event so far first,
+//! so it shows the same state.
+//!
+//! Bounds, so that a `--listen` on a network cannot be flooded: [`WORKERS`] threads
+//! answer requests, at most [`MAX_STREAMS`] event streams are open at once (each on a
+//! thread of its own; more are answered 503), a request body is at most
+//! [`BODY_LIMIT`] bytes, and every connection's reads time out after [`IDLE`] and
+//! its writes after [`STALLED`] (set on the listening socket, which Linux hands on
+//! to each connection it accepts: a connection that sends nothing is closed, and so
+//! is a browser that stops reading its stream).
+//!
+//! Amendments are taken from this machine only (the peer a loopback address, the
+//! `Host` a loopback name), with the run's token: a random 128-bit number put in the
+//! page served to this machine and sent back in the `X-Fishtrack-Token` header. A page
+//! of another site cannot read it (no CORS header is ever sent), nor send that header
+//! without a preflight that is never allowed; a name rebound to 127.0.0.1 fails the
+//! `Host` check. The driver makes each amendment between two frames and answers
+//! one line ([`Board::amendment`], [`AmendAsk`]).
+//! Uses: driver's events and amending, amend's request.
 
+use super::amending::AmendAsk;
 use super::events::EventLine;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use crate::amend::Request as AmendRequest;
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tiny_http::{Header, Method, Request, Response, Server};
 
 /// Events waiting for a slow browser before it is dropped (it reconnects and is
 /// sent everything again).
 const CLIENT_BACKLOG: usize = 1024;
-/// A comment line this often keeps idle connections (and proxies) open.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// A comment line this often keeps idle connections (and proxies) open, and finds a
+/// browser gone (a write or two after it left fails): its stream's place is free then.
+const KEEP_ALIVE: Duration = Duration::from_secs(5);
 /// How soon a browser tries again after the stream broke (the SSE `retry:`; a
 /// browser's own default is about 3 s, long for players waiting for their score).
 const RETRY_MS: u32 = 500;
+/// Threads answering the page and the amendments.
+pub const WORKERS: usize = 4;
+/// Event streams open at once (a screen or two beside the table, phones).
+pub const MAX_STREAMS: usize = 32;
+/// Longest amendment request (bytes).
+pub const BODY_LIMIT: usize = 16 * 1024;
+/// A connection that sends nothing for this long is closed. It bounds how long an
+/// idle or half-sent request holds its thread, and it is also how soon a stream the
+/// board ended is closed: the server then waits for the browser's next request on
+/// that connection, and gives up after this. (While a stream runs nothing is read,
+/// so it does not end a stream.)
+pub const IDLE: Duration = Duration::from_secs(2);
+/// A browser that does not take what it is sent for this long (its connection's
+/// buffers full) is dropped; it reconnects by itself.
+pub const STALLED: Duration = Duration::from_secs(10);
+/// How long a POSTed amendment waits for the driver (which takes it between two
+/// frames, or while a camera is being reconnected).
+const ANSWER_WITHIN: Duration = Duration::from_secs(10);
+/// The page, with `__TOKEN__` for the run's token (empty for other machines).
+const PAGE: &str = include_str!("board.html");
 
 #[derive(Default)]
 struct Shared {
@@ -32,13 +75,26 @@ struct Shared {
     closed: bool,
 }
 
-/// A running scoreboard; events are handed to it with [`Board::publish`]. Dropped
-/// (or [`stop`](Board::stop)ped), it stops listening and ends every event stream,
-/// so that browsers reconnect to whatever serves the port next.
+/// What the request threads share.
+struct Context {
+    shared: Arc<Mutex<Shared>>,
+    token: String,
+    port: u16,
+    streams: AtomicUsize,
+    asks: Mutex<Sender<AmendAsk>>,
+}
+
+/// A running scoreboard; events are handed to it with [`Board::publish`], the
+/// amendments POSTed to it taken with [`Board::amendment`]. Dropped (or
+/// [`stop`](Board::stop)ped), it stops listening and ends every event stream, so that
+/// browsers reconnect to whatever serves the port next.
 pub struct Board {
     shared: Arc<Mutex<Shared>>,
+    server: Arc<Server>,
     addr: SocketAddr,
-    accepting: Option<JoinHandle<()>>,
+    workers: Vec<JoinHandle<()>>,
+    asks: Receiver<AmendAsk>,
+    token: String,
 }
 
 impl Board {
@@ -46,31 +102,51 @@ impl Board {
     /// its own until dropped.
     pub fn serve(addr: SocketAddr) -> std::io::Result<Board> {
         let listener = TcpListener::bind(addr)?;
+        time_out_connections(&listener, IDLE, STALLED)?;
         let addr = listener.local_addr()?;
+        let server = Server::from_listener(listener, None)
+            .map(Arc::new)
+            .map_err(std::io::Error::other)?;
         let shared = Arc::new(Mutex::new(Shared::default()));
-        let served = Arc::clone(&shared);
-        let accepting = std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                if served.lock().map_or(true, |s| s.closed) {
-                    // The wake-up connection of `stop`: the listener closes here.
-                    break;
-                }
-                let shared = Arc::clone(&served);
-                std::thread::spawn(move || {
-                    let _ = answer(stream, &shared);
-                });
-            }
+        let token = format!("{:032x}", rand::random::<u128>());
+        let (tx, asks) = channel();
+        let context = Arc::new(Context {
+            shared: Arc::clone(&shared),
+            token: token.clone(),
+            port: addr.port(),
+            streams: AtomicUsize::new(0),
+            asks: Mutex::new(tx),
         });
+        let workers = (0..WORKERS)
+            .map(|_| {
+                let server = Arc::clone(&server);
+                let context = Arc::clone(&context);
+                std::thread::spawn(move || {
+                    // Ends when the board unblocks it (stop).
+                    while let Ok(request) = server.recv() {
+                        answer(request, &context);
+                    }
+                })
+            })
+            .collect();
         Ok(Board {
             shared,
+            server,
             addr,
-            accepting: Some(accepting),
+            workers,
+            asks,
+            token,
         })
     }
 
     /// Where it listens.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The run's token the page sends with an amendment (tests).
+    pub fn token(&self) -> &str {
+        &self.token
     }
 
     /// Sends `line` to every browser watching, and keeps it for those to come.
@@ -90,8 +166,13 @@ impl Board {
         shared.history.push((now, text));
     }
 
-    /// Stops listening and ends every event stream; returns once the port is free
-    /// (the same as dropping the board).
+    /// An amendment POSTed and not taken yet (its `when` is left to the taker, who
+    /// stamps it).
+    pub fn amendment(&self) -> Option<AmendAsk> {
+        self.asks.try_recv().ok()
+    }
+
+    /// Stops listening and ends every event stream (the same as dropping the board).
     pub fn stop(self) {}
 }
 
@@ -102,22 +183,45 @@ impl Drop for Board {
             // Each stream's thread sees its channel closed and ends its connection.
             s.clients.clear();
         }
-        // The accepting thread waits in accept(): a connection wakes it to close.
-        let wake = match self.addr.ip() {
-            IpAddr::V4(ip) if ip.is_unspecified() => {
-                SocketAddr::new(Ipv4Addr::LOCALHOST.into(), self.addr.port())
-            }
-            IpAddr::V6(ip) if ip.is_unspecified() => {
-                SocketAddr::new(Ipv6Addr::LOCALHOST.into(), self.addr.port())
-            }
-            _ => self.addr,
+        for _ in &self.workers {
+            self.server.unblock();
+        }
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+        // The last reference: tiny_http closes its listener (its accepting thread
+        // wakes on a connection of its own and lets the port go).
+    }
+}
+
+/// Sets read and write timeouts on the listening socket: Linux copies them to every
+/// connection accepted from it, which `tiny_http` gives no other way to bound.
+fn time_out_connections(
+    listener: &TcpListener,
+    read: Duration,
+    write: Duration,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    for (option, after) in [(libc::SO_RCVTIMEO, read), (libc::SO_SNDTIMEO, write)] {
+        let tv = libc::timeval {
+            tv_sec: after.as_secs() as libc::time_t,
+            tv_usec: after.subsec_micros() as libc::suseconds_t,
         };
-        if TcpStream::connect_timeout(&wake, Duration::from_secs(1)).is_ok() {
-            if let Some(t) = self.accepting.take() {
-                let _ = t.join();
-            }
+        // SAFETY: a valid socket, a timeval that lives across the call, its size.
+        let r = unsafe {
+            libc::setsockopt(
+                listener.as_raw_fd(),
+                libc::SOL_SOCKET,
+                option,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
         }
     }
+    Ok(())
 }
 
 /// The wall clock in ms since 1970.
@@ -127,36 +231,54 @@ fn unix_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Answers one connection: the page, the event stream, or 404.
-fn answer(stream: TcpStream, shared: &Mutex<Shared>) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-    // Each event is one small write: sent at once, not held back for more.
-    stream.set_nodelay(true)?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut request = String::new();
-    reader.read_line(&mut request)?;
-    // The headers, up to the blank line (not needed).
-    let mut header = String::new();
-    while reader.read_line(&mut header)? > 2 {
-        header.clear();
-    }
-    let path = request.split_whitespace().nth(1).unwrap_or("");
-    let mut out = stream;
-    match path.split('?').next().unwrap_or("") {
-        "/" | "/index.html" => {
-            let body = PAGE.as_bytes();
-            write!(
-                out,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
-                body.len()
-            )?;
-            out.write_all(body)
+fn header(name: &str, value: &str) -> Header {
+    // Names and values here are ASCII constants or hex.
+    Header::from_bytes(name.as_bytes(), value.as_bytes())
+        .unwrap_or_else(|()| Header::from_bytes(&b"X-Bad"[..], &b"1"[..]).expect("ascii"))
+}
+
+fn text(status: u16, body: &str) -> Response<std::io::Cursor<Vec<u8>>> {
+    Response::from_string(body)
+        .with_status_code(status)
+        .with_header(header("Content-Type", "text/plain; charset=utf-8"))
+}
+
+/// Answers one request: the page, the event stream, an amendment, or 404.
+fn answer(request: Request, context: &Arc<Context>) {
+    let path = request.url().split('?').next().unwrap_or("").to_string();
+    let local = request.remote_addr().is_some_and(|a| a.ip().is_loopback());
+    let result = match (request.method(), path.as_str()) {
+        (Method::Get | Method::Head, "/" | "/index.html") => {
+            // The token only for this machine's browsers: others may watch, not amend.
+            let token = if local { context.token.as_str() } else { "" };
+            let page = PAGE.replace("__TOKEN__", token);
+            request.respond(
+                Response::from_string(page)
+                    .with_header(header("Content-Type", "text/html; charset=utf-8"))
+                    .with_header(header("Cache-Control", "no-cache")),
+            )
         }
-        "/events" => events(out, shared),
-        _ => out.write_all(
-            b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 10\r\nConnection: close\r\n\r\nnot found\n",
-        ),
-    }
+        (Method::Get, "/events") => {
+            if context.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
+                context.streams.fetch_sub(1, Ordering::SeqCst);
+                request.respond(
+                    text(503, "too many event streams open\n")
+                        .with_header(header("Retry-After", "5")),
+                )
+            } else {
+                let context = Arc::clone(context);
+                std::thread::spawn(move || {
+                    let _ = events(request, &context.shared);
+                    context.streams.fetch_sub(1, Ordering::SeqCst);
+                });
+                Ok(())
+            }
+        }
+        (Method::Post, "/amend") => amend(request, context, local),
+        _ => request.respond(text(404, "not found\n")),
+    };
+    // A browser gone mid-answer is no error of the board's.
+    let _ = result;
 }
 
 /// One event as a server-sent event: its publication time as the `id`, the JSON
@@ -168,7 +290,7 @@ fn sse(at_ms: u64, line: &str) -> String {
 /// Streams every event so far, then each new one, as server-sent events. The stream
 /// opens with the server's clock (a `clock` event), so that the page can tell how
 /// long ago each event was published whatever its own clock says.
-fn events(mut out: TcpStream, shared: &Mutex<Shared>) -> std::io::Result<()> {
+fn events(request: Request, shared: &Mutex<Shared>) -> std::io::Result<()> {
     type Published = (u64, String);
     let (tx, rx): (SyncSender<Published>, Receiver<Published>) = sync_channel(CLIENT_BACKLOG);
     let history = {
@@ -176,17 +298,20 @@ fn events(mut out: TcpStream, shared: &Mutex<Shared>) -> std::io::Result<()> {
             return Ok(());
         };
         if s.closed {
-            return Ok(());
+            return request.respond(text(503, "the board is stopping\n"));
         }
         s.clients.push(tx);
         s.history.clone()
     };
     // No Access-Control-Allow-Origin: the page comes from here, and a page of any other
-    // site open in the same browser must not read the match.
-    let mut text = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: keep-alive\r\n\r\nretry: {RETRY_MS}\nevent: clock\ndata: {}\n\n",
-        unix_ms()
-    );
+    // site open in the same browser must not read the match. The socket is taken over
+    // (tiny_http's "upgrade", with a 200): a stream has no length and each event must
+    // leave at once, which its buffered, chunked responses do not.
+    let head = Response::empty(200)
+        .with_header(header("Content-Type", "text/event-stream"))
+        .with_header(header("Cache-Control", "no-cache"));
+    let mut out = request.upgrade("server-sent-events", head);
+    let mut text = format!("retry: {RETRY_MS}\nevent: clock\ndata: {}\n\n", unix_ms());
     for (at, line) in history {
         text.push_str(&sse(at, &line));
     }
@@ -202,115 +327,101 @@ fn events(mut out: TcpStream, shared: &Mutex<Shared>) -> std::io::Result<()> {
     }
 }
 
-/// The page: reads `/events` and shows the match in type large enough to read from
-/// a few metres (sizes in `vmin`: a landscape screen and a portrait tablet alike).
-const PAGE: &str = r##"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>fishtrack live</title>
-<style>
-html,body{margin:0;height:100%}
-body{font-family:system-ui,"DejaVu Sans",sans-serif;background:#0d0d0d;color:#f2f2f2;display:flex;flex-direction:column;gap:1.6vmin;padding:2vmin;box-sizing:border-box}
-#alert{font-size:5vmin;font-weight:700;background:#b00;color:#fff;padding:1vmin 2vmin;border-radius:1vmin}
-#alert:empty{display:none}
-#players{display:flex;flex-wrap:wrap;gap:2vmin}
-.p{flex:1;min-width:28vmin;padding:1.5vmin 2.5vmin;border-radius:1.5vmin;background:#1e1e1e;border:1vmin solid #1e1e1e}
-.p.mover{border-color:#ffd21f;background:#2a2610}
-.name{font-size:6.5vmin;font-weight:600;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.score{font-size:20vmin;font-weight:800;line-height:1;font-variant-numeric:tabular-nums}
-.moves{font-size:4vmin;color:#c8c8c8}
-.turn{font-size:4vmin;font-weight:700;color:#ffd21f}
-#bar{display:flex;flex-wrap:wrap;gap:1vmin 5vmin;font-size:7vmin;font-weight:700;align-items:baseline}
-#timer{font-variant-numeric:tabular-nums}
-#timer.late{color:#ff4a3d}#timer.done{color:#9be39b}
-#duties{font-size:5vmin;background:#3a2a00;border-radius:1vmin;padding:1vmin 2vmin}
-#duties:empty{display:none}
-#duties small{font-size:3.6vmin;color:#e0c870}
-#calls{font-size:4.4vmin;line-height:1.3}
-#cam{font-size:3.6vmin;color:#c8c8c8}
-#cam.bad{color:#ff6b5e;font-weight:700}
-h2{font-size:3.6vmin;color:#c8c8c8;margin:0;font-weight:600;text-transform:uppercase;letter-spacing:.1em}
-.v{color:#ff8a7f}
-</style></head><body>
-<div id="alert"></div>
-<div id="players"></div>
-<div id="bar"><span id="move">waiting for the match</span><span id="timer"></span></div>
-<div id="duties"></div>
-<div id="calls"></div>
-<div id="cam"></div>
-<script>
-// The state, rebuilt from the events: a browser joining late or coming back is sent
-// every event again. Times are the server's (each event's id is when it was
-// published); `offset` is the browser's clock minus the server's.
-const fresh=()=>({players:[],scores:[],mover:0,moves:[],perPlayer:0,number:0,readyAt:null,flickAt:null,
-  duties:[],calls:[],late:{},over:false,cam:"",camBad:false});
-let st=fresh(),offset=0,linked=false;
-const LIMIT_S=30;
-function esc(s){return String(s).replace(/[&<>"]/g,c=>({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;"}[c]))}
-function who(p){return st.players[p]??`player ${p+1}`}
-function item(id){const [k,o]=String(id).split(":");const n=st.players[+o];return n?`${n}'s ${k}`:String(id)}
-function draw(){
-  document.getElementById("players").innerHTML=st.players.map((n,i)=>{
-    const m=i==st.mover&&!st.over;
-    return `<div class="p${m?" mover":""}"><div class="name">${esc(n)}</div><div class="score">${st.scores[i]??0}</div>`+
-      `<div class="moves">${st.moves[i]??0} of ${st.perPlayer} moves</div>${m?'<div class="turn">to move</div>':""}</div>`}).join("");
-  document.getElementById("move").textContent=st.over?"Match over":
-    (st.players.length?`Move ${st.number}: ${who(st.mover)}`:"waiting for the match");
-  document.getElementById("duties").innerHTML=st.duties.length&&!st.over?"<h2>put back first</h2>"+
-    st.duties.map(d=>esc(item(d.item))+` <small>${esc(d.rule)}</small>`+(d.verdict=="impossible"?" (cannot go back)":d.verdict=="optional"?" (may go back)":"")).join(" &middot; "):"";
-  document.getElementById("calls").innerHTML=st.calls.length?"<h2>last calls</h2>"+st.calls.slice(-3).join("<br>"):"";
-  const cam=document.getElementById("cam");cam.textContent=st.cam;cam.className=st.camBad?"bad":"";
-  document.getElementById("alert").textContent=!linked?"scoreboard disconnected: reconnecting":
-    st.camBad?"camera lost: reconnecting":"";
-  tick();
+/// The answer to an amendment: `{"ok": bool, "line": "..."}`.
+fn verdict(status: u16, ok: bool, line: &str) -> Response<std::io::Cursor<Vec<u8>>> {
+    let body = serde_json::json!({ "ok": ok, "line": line }).to_string();
+    Response::from_string(body)
+        .with_status_code(status)
+        .with_header(header("Content-Type", "application/json"))
+        .with_header(header("Cache-Control", "no-store"))
 }
-function tick(){
-  const t=document.getElementById("timer");
-  if(st.readyAt===null||st.over){t.textContent="";return}
-  const end=st.flickAt??(Date.now()-offset);
-  const s=Math.max(0,(end-st.readyAt)/1000);
-  t.textContent=(st.flickAt!==null?"flicked at ":"")+Math.floor(s)+" s";
-  t.className=s>LIMIT_S?"late":(st.flickAt!==null?"done":"");
+
+/// Whether a `Host` (or an `Origin`'s host) names this machine on the board's port.
+fn loopback_host(host: &str, port: u16) -> bool {
+    let (name, p) = match host.rsplit_once(':') {
+        Some((n, p)) if !n.ends_with(']') || host.starts_with('[') => (n, p.parse().ok()),
+        _ => (host, None),
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    let named = name.eq_ignore_ascii_case("localhost")
+        || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    named && p.is_none_or(|p: u16| p == port)
 }
-function take(e,at){
-  switch(e.event){
-  case "match_ready":st.players=e.players;st.scores=e.scores;st.mover=e.mover;st.perPlayer=e.moves_per_player;
-    st.moves=e.players.map(()=>0);break;
-  case "move_ready":st.number=e.number;st.mover=e.mover;st.duties=e.duties||[];st.readyAt=at;st.flickAt=null;break;
-  case "flick":if(st.flickAt===null)st.flickAt=at;break;
-  case "flick_withdrawn":st.flickAt=null;break;
-  case "item_lost":st.calls.push(`${esc(item(e.item))} fell off`);break;
-  case "violation":
-    // R11 5 is told as it happens, then judged with the shot: shown once.
-    if(e.code=="5"&&e.judged!==false&&st.late[e.shot])break;
-    if(e.code=="5")st.late[e.shot]=true;
-    st.calls.push(`<span class="v">${esc(who(e.player))}: R11 ${esc(e.code)}${e.code=="5"?" (over "+LIMIT_S+" s)":""}</span>`);break;
-  case "shot_over":st.scores=e.scores;st.moves=e.moves_made;st.mover=e.next_mover;st.duties=e.duties||[];
-    {const pts=st.players.map((n,i)=>e.score[i]?`${esc(n)} ${(e.score[i]>0?"+":"")+e.score[i]}`:"").filter(x=>x);
-     st.calls.push(`shot ${e.shot+1} (${esc(who(e.mover))}): ${pts.length?pts.join(", "):"no points"}`)}break;
-  case "match_over":st.over=true;st.scores=e.scores;break;
-  case "camera":st.camBad=e.state=="lost";
-    st.cam=`camera ${e.state.replace("_"," ")}${e.dropped?` (${e.dropped} frames)`:""}`;break;
-  }
+
+/// A POSTed amendment: checked (this machine, the token, JSON), handed to the
+/// driver, and its one-line answer sent back.
+fn amend(mut request: Request, context: &Context, local: bool) -> std::io::Result<()> {
+    let find = |name: &str| {
+        request
+            .headers()
+            .iter()
+            .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
+            .map(|h| h.value.as_str().to_string())
+    };
+    let host_ok = find("Host").is_some_and(|h| loopback_host(&h, context.port));
+    let origin_ok = find("Origin").is_none_or(|o| {
+        o.strip_prefix("http://")
+            .is_some_and(|h| loopback_host(h, context.port))
+    });
+    if !(local && host_ok && origin_ok) {
+        return request.respond(verdict(
+            403,
+            false,
+            "amendments are taken from this machine only (open the page at http://127.0.0.1:PORT/)",
+        ));
+    }
+    if find("X-Fishtrack-Token").as_deref() != Some(context.token.as_str()) {
+        return request.respond(verdict(
+            403,
+            false,
+            "this page is from another run of live: reload it",
+        ));
+    }
+    if !find("Content-Type").is_some_and(|c| c.starts_with("application/json")) {
+        return request.respond(verdict(415, false, "send the amendment as JSON"));
+    }
+    let mut body = Vec::new();
+    let read = request
+        .as_reader()
+        .take(BODY_LIMIT as u64 + 1)
+        .read_to_end(&mut body);
+    if read.is_err() || body.len() > BODY_LIMIT {
+        return request.respond(verdict(413, false, "the amendment is too long"));
+    }
+    let asked: AmendRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            let line = format!("not an amendment: {e}");
+            return request.respond(verdict(400, false, &line));
+        }
+    };
+    let (tx, rx) = sync_channel(1);
+    let ask = AmendAsk {
+        request: asked,
+        when: String::new(),
+        answer: Some(tx),
+    };
+    let sent = context.asks.lock().map(|s| s.send(ask).is_ok());
+    if !matches!(sent, Ok(true)) {
+        return request.respond(verdict(503, false, "the match is not running"));
+    }
+    match rx.recv_timeout(ANSWER_WITHIN) {
+        Ok(Ok(line)) => request.respond(verdict(200, true, &line)),
+        Ok(Err(line)) => request.respond(verdict(409, false, &line)),
+        Err(_) => request.respond(verdict(
+            503,
+            false,
+            "the match did not take the amendment in 10 s (it is not reading frames); try again",
+        )),
+    }
 }
-let src=null;
-function connect(){
-  src=new EventSource("/events");
-  src.onopen=()=>{linked=true;st=fresh();draw()};
-  src.addEventListener("clock",m=>{offset=Date.now()-Number(m.data)});
-  src.onmessage=m=>{try{take(JSON.parse(m.data),Number(m.lastEventId)||Date.now()-offset);draw()}catch(_){}};
-  // A stream that breaks is retried by the browser itself; one it gave up on is
-  // opened anew.
-  src.onerror=()=>{linked=false;draw();if(src.readyState===EventSource.CLOSED){src.close();setTimeout(connect,1000)}};
-}
-connect();setInterval(tick,250);draw();
-</script></body></html>
-"##;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::driver::events::Event;
     use std::io::Read;
+    use std::net::TcpStream;
 
     #[test]
     fn serves_the_page_and_every_event_to_a_late_browser() {
@@ -327,7 +438,7 @@ mod tests {
         board.publish(&line);
         let mut page = String::new();
         let mut s = TcpStream::connect(board.addr()).expect("connect");
-        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             .expect("send");
         s.read_to_string(&mut page).expect("read");
         assert!(page.starts_with("HTTP/1.1 200"), "{page}");
@@ -347,9 +458,143 @@ mod tests {
         }
         assert!(String::from_utf8_lossy(&got).contains("text/event-stream"));
         let mut s = TcpStream::connect(board.addr()).expect("connect");
-        s.write_all(b"GET /nothing HTTP/1.1\r\n\r\n").expect("send");
+        s.write_all(b"GET /nothing HTTP/1.1\r\nConnection: close\r\n\r\n")
+            .expect("send");
         let mut text = String::new();
         s.read_to_string(&mut text).expect("read");
         assert!(text.starts_with("HTTP/1.1 404"), "{text}");
+    }
+
+    /// One request on a connection of its own, the whole answer back.
+    fn ask(addr: SocketAddr, request: &str) -> String {
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(15)))
+            .expect("timeout");
+        s.write_all(request.as_bytes()).expect("send");
+        let mut text = String::new();
+        s.read_to_string(&mut text).expect("read");
+        text
+    }
+
+    fn post(addr: SocketAddr, host: &str, token: &str, body: &str) -> String {
+        ask(
+            addr,
+            &format!(
+                "POST /amend HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nX-Fishtrack-Token: {token}\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            ),
+        )
+    }
+
+    #[test]
+    fn amendments_are_taken_from_this_machine_with_the_run_s_token_only() {
+        let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
+        let addr = board.addr();
+        let host = addr.to_string();
+        let token = board.token().to_string();
+        assert_eq!(token.len(), 32);
+        // The page served to this machine carries it.
+        let page = ask(addr, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n");
+        assert!(page.contains(&format!("content=\"{token}\"")));
+        let body = r#"{"shot":0,"what":"lost","item":"coin:1","why":"seen"}"#;
+        // No token, another run's, a name that is not this machine: refused, and
+        // nothing reaches the driver.
+        for (h, t) in [
+            (host.as_str(), ""),
+            (host.as_str(), "0123456789abcdef0123456789abcdef"),
+            ("evil.example:80", token.as_str()),
+            (&format!("evil.example:{}", addr.port()), token.as_str()),
+        ] {
+            let answer = post(addr, h, t, body);
+            assert!(answer.starts_with("HTTP/1.1 403"), "{h} {t}: {answer}");
+        }
+        assert!(board.amendment().is_none());
+        let answer = post(addr, &host, &token, "{\"shot\":");
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        let long = format!("{{\"why\":\"{}\"}}", "x".repeat(BODY_LIMIT));
+        assert!(post(addr, &host, &token, &long).starts_with("HTTP/1.1 413"));
+        // A good one reaches the driver, whose one line comes back; so does a refusal.
+        for (result, status) in [(Ok("made"), "200"), (Err("refused: why"), "409")] {
+            let poster = {
+                let (host, token) = (host.clone(), token.clone());
+                std::thread::spawn(move || post(addr, &host, &token, body))
+            };
+            let asked = loop {
+                if let Some(a) = board.amendment() {
+                    break a;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            };
+            assert_eq!(asked.request.shot, 0);
+            assert_eq!(
+                asked.request.change,
+                crate::record::Change::Lost {
+                    item: crate::model::ItemId::coin(1)
+                }
+            );
+            asked.answer(result.map(String::from).map_err(String::from));
+            let answer = poster.join().expect("post");
+            assert!(
+                answer.starts_with(&format!("HTTP/1.1 {status}")),
+                "{answer}"
+            );
+            let line = result.unwrap_or_else(|e| e);
+            assert!(answer.contains(&format!("\"line\":\"{line}\"")), "{answer}");
+        }
+    }
+
+    #[test]
+    fn event_streams_are_bounded() {
+        let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
+        let mut open = Vec::new();
+        for _ in 0..MAX_STREAMS {
+            let mut s = TcpStream::connect(board.addr()).expect("connect");
+            s.write_all(b"GET /events HTTP/1.1\r\n\r\n").expect("send");
+            s.set_read_timeout(Some(Duration::from_secs(10)))
+                .expect("timeout");
+            let mut buf = [0u8; 256];
+            let n = s.read(&mut buf).expect("read");
+            assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+            open.push(s);
+        }
+        let more = ask(
+            board.addr(),
+            "GET /events HTTP/1.1\r\nConnection: close\r\n\r\n",
+        );
+        assert!(more.starts_with("HTTP/1.1 503"), "{more}");
+        // One closes: room for another, once a keep-alive or two found it gone.
+        drop(open.pop());
+        let limit = std::time::Instant::now() + 3 * KEEP_ALIVE;
+        loop {
+            let mut s = TcpStream::connect(board.addr()).expect("connect");
+            s.write_all(b"GET /events HTTP/1.1\r\n\r\n").expect("send");
+            let mut buf = [0u8; 64];
+            let n = s.read(&mut buf).expect("read");
+            if buf[..n].starts_with(b"HTTP/1.1 200") {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < limit,
+                "no room after a stream closed"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
+    fn a_connection_that_sends_nothing_is_closed() {
+        // The timeouts set on a listener reach the connections it accepts.
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        time_out_connections(&listener, Duration::from_millis(200), STALLED).expect("timeouts");
+        let _client = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+        let (mut accepted, _) = listener.accept().expect("accept");
+        let began = std::time::Instant::now();
+        let mut buf = [0u8; 8];
+        assert!(accepted.read(&mut buf).is_err(), "a read that timed out");
+        assert!(
+            began.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            began.elapsed()
+        );
     }
 }

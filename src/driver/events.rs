@@ -1,10 +1,11 @@
 //! What the driver says as a match is played: one [`EventLine`] per thing that
 //! happened, serialised as one JSON object a line (`live`'s stdout and its journal),
 //! versioned by [`EVENT_VERSION`]. docs/live.md documents the schema.
-//! Uses: model, record, rules.
+//! Uses: model, config, record, rules.
 
+use crate::config::Items;
 use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
-use crate::record::PutBack;
+use crate::record::{Change, PutBack, Shot};
 use crate::rules::PointEntry;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -14,7 +15,95 @@ use std::collections::BTreeMap;
 /// 2: `flick` is told the moment motion starts (its `frame` the frame motion was seen;
 /// the first item moved, judged later, in `shot_over`); `flick_withdrawn`; a `violation`
 /// may be told as it happens (`judged: false`: R11 5, 30 s without a flick).
-pub const EVENT_VERSION: u32 = 2;
+/// 3: `amended` (a referee's correction from the scoreboard page: it changes the
+/// match state a resume starts from, so a reader that does not know it must refuse
+/// the journal rather than skip it); `match_ready`'s `table` and `colors`,
+/// `shot_over`'s `paths` (for the page's table diagram; absent from older lines).
+pub const EVENT_VERSION: u32 = 3;
+
+/// The table and the items' shapes, for drawing the table (table mm): what the
+/// scoreboard page needs to draw rest poses and put-back poses to scale.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableShape {
+    /// The table top's corners, in order (corner 0 first).
+    pub corners: Vec<[f64; 2]>,
+    /// The fish's outline in the fish frame (hole centre at the origin, +x to the
+    /// tag's far end).
+    pub fish: Vec<[f64; 2]>,
+    pub hole_radius: f64,
+    pub coin_radius: f64,
+}
+
+impl TableShape {
+    /// The shapes of `items` on a table with these `corners` (mm).
+    pub fn new(corners: Vec<[f64; 2]>, items: &Items) -> TableShape {
+        TableShape {
+            corners,
+            fish: items.fish.outline.clone(),
+            hole_radius: items.fish.hole_radius,
+            coin_radius: items.coin.radius,
+        }
+    }
+}
+
+/// How far apart (mm) the points of a path drawn on the page are at least: a shot's
+/// track has a sighting a frame, far more than a diagram needs.
+pub const PATH_STEP_MM: f64 = 4.0;
+/// Most points a path keeps (the rest are thinned evenly).
+pub const PATH_POINTS: usize = 64;
+
+/// Each item's path from the flick to its rest or its loss, thinned for drawing: a
+/// point at least [`PATH_STEP_MM`] from the last kept, the last sighting always, at
+/// most [`PATH_POINTS`], rounded to 0.1 mm; items that did not move are left out.
+pub fn shot_paths(shot: &Shot) -> BTreeMap<ItemId, Vec<[f64; 2]>> {
+    let round = |v: f64| (v * 10.0).round() / 10.0;
+    let mut out = BTreeMap::new();
+    for (item, rows) in &shot.tracks {
+        let points: Vec<[f64; 2]> = rows
+            .iter()
+            .filter(|r| r.len() >= 3 && r[1].is_finite() && r[2].is_finite())
+            .map(|r| [r[1], r[2]])
+            .collect();
+        let mut kept: Vec<[f64; 2]> = Vec::new();
+        for p in &points {
+            let far = kept
+                .last()
+                .is_none_or(|q| (p[0] - q[0]).hypot(p[1] - q[1]) >= PATH_STEP_MM);
+            if far {
+                kept.push(*p);
+            }
+        }
+        if let (Some(last), Some(kept_last)) = (points.last(), kept.last()) {
+            if last != kept_last {
+                kept.push(*last);
+            }
+        }
+        if kept.len() < 2 {
+            continue;
+        }
+        if kept.len() > PATH_POINTS {
+            let n = kept.len();
+            kept = (0..PATH_POINTS)
+                .map(|k| kept[k * (n - 1) / (PATH_POINTS - 1)])
+                .collect();
+        }
+        out.insert(
+            *item,
+            kept.into_iter()
+                .map(|[x, y]| [round(x), round(y)])
+                .collect(),
+        );
+    }
+    out
+}
+
+/// One shot's points changed by an amendment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreChange {
+    pub shot: usize,
+    pub before: Vec<i32>,
+    pub after: Vec<i32>,
+}
 
 /// One event with when it happened and when it was known.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,6 +184,12 @@ pub enum Event {
         mover: PlayerIdx,
         #[serde(default)]
         poses: BTreeMap<ItemId, Pose>,
+        /// The table and the items' shapes, to draw them (version 3).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        table: Option<TableShape>,
+        /// Each player's colour, `#rrggbb`, in move order (version 3).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        colors: Vec<String>,
     },
     /// The next move may be made once the duties are done: its number (1 = the
     /// match's first move; moves out of turn do not count), who makes it, and what
@@ -190,6 +285,52 @@ pub enum Event {
         duties: Vec<Duty>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         notes: Vec<String>,
+        /// Each item's path from the flick on, thinned ([`shot_paths`]), for the
+        /// page's diagram of the shot (version 3).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        paths: BTreeMap<ItemId, Vec<[f64; 2]>>,
+    },
+    /// A referee's amendment of a judged shot (from the scoreboard page, made by the
+    /// library's `amend` as `fishtrack amend` makes it), and the match as re-scored:
+    /// the totals, whose move, the duties, the rest poses replace those told before.
+    Amended {
+        /// 1, 2, … over the match, as the record numbers amendments.
+        number: u32,
+        /// The shot amended.
+        shot: usize,
+        /// What was changed (`what`: `lost`, `not-lost`, `exit`, `coin-in`,
+        /// `mover`, `drop-violation`, and its keys, as in a patch file).
+        #[serde(flatten)]
+        change: Change,
+        why: String,
+        /// UTC, RFC 3339.
+        when: String,
+        /// The change in words (`fish:1 lost: no → yes`).
+        summary: String,
+        scores_before: Vec<i32>,
+        /// Running totals after it.
+        scores: Vec<i32>,
+        /// The shots whose points changed.
+        #[serde(default)]
+        shots_changed: Vec<ScoreChange>,
+        /// The match after the last shot, as re-scored: the next move's number,
+        /// whose it is, moves made, what lies where and what is off the table
+        /// (with where it left), the duties, violations charged per player.
+        number_next: u32,
+        next_mover: PlayerIdx,
+        moves_made: Vec<u32>,
+        rest: BTreeMap<ItemId, Pose>,
+        #[serde(default)]
+        off_table: Vec<ItemId>,
+        #[serde(default)]
+        exits: BTreeMap<ItemId, Pose>,
+        #[serde(default)]
+        duties: Vec<Duty>,
+        #[serde(default)]
+        violations: Vec<u32>,
+        /// Every player has made all their moves (an amended mover can end it).
+        #[serde(default)]
+        over: bool,
     },
     /// Every player has made all their moves.
     MatchOver { scores: Vec<i32>, shots: usize },
@@ -223,6 +364,7 @@ impl Event {
             Event::MatchOver { .. } => "match_over",
             Event::Camera { .. } => "camera",
             Event::ShotRecord { .. } => "shot_record",
+            Event::Amended { .. } => "amended",
         }
     }
 }
@@ -272,6 +414,11 @@ mod tests {
                 scores: vec![0, 0],
                 mover: 0,
                 poses: BTreeMap::new(),
+                table: Some(TableShape::new(
+                    vec![[0.0, 0.0], [1000.0, 0.0], [1000.0, 700.0], [0.0, 700.0]],
+                    &Items::default_set(),
+                )),
+                colors: vec!["#d62728".into(), "#1f77b4".into()],
             },
             Event::Flick {
                 shot: 0,
@@ -309,6 +456,7 @@ mod tests {
                 off_table: vec![fish],
                 duties: vec![duty.clone()],
                 notes: vec![],
+                paths: BTreeMap::from([(fish, vec![[1.0, 2.0], [30.5, 2.0]])]),
             },
             Event::MoveReady {
                 number: 2,
@@ -339,6 +487,32 @@ mod tests {
                 state: CameraState::FramesDropped,
                 dropped: Some(4),
                 detail: String::new(),
+            },
+            Event::Amended {
+                number: 1,
+                shot: 0,
+                change: Change::Lost {
+                    item: ItemId::coin(1),
+                },
+                why: "fell behind the hand".into(),
+                when: "2026-12-03T10:45:00Z".into(),
+                summary: "shot 0: coin:1 lost: on the table at (10, 20) → lost".into(),
+                scores_before: vec![0, 0],
+                scores: vec![1, 0],
+                shots_changed: vec![ScoreChange {
+                    shot: 0,
+                    before: vec![0, 0],
+                    after: vec![1, 0],
+                }],
+                number_next: 2,
+                next_mover: 1,
+                moves_made: vec![1, 0],
+                rest: BTreeMap::from([(fish, Pose::fish(1.0, 2.0, 0.5))]),
+                off_table: vec![ItemId::coin(1)],
+                exits: BTreeMap::from([(ItemId::coin(1), Pose::coin(0.0, 5.0))]),
+                duties: vec![],
+                violations: vec![0, 0],
+                over: false,
             },
         ];
         events
@@ -379,6 +553,43 @@ mod tests {
         )
         .expect("reads");
         assert!(matches!(v.event, Event::Violation { judged: true, .. }));
+    }
+
+    #[test]
+    fn a_version_2_match_ready_and_shot_over_read_without_what_3_added() {
+        let ready: EventLine = serde_json::from_str(
+            r#"{"version":2,"frame":0,"t_s":0.0,"known_at":0,"event":"match_ready","players":["A"],"moves_per_player":1,"scores":[0],"mover":0,"poses":{}}"#,
+        )
+        .expect("reads");
+        assert!(matches!(
+            ready.event,
+            Event::MatchReady { table: None, ref colors, .. } if colors.is_empty()
+        ));
+        let over: EventLine = serde_json::from_str(
+            r#"{"version":2,"frame":9,"t_s":0.3,"known_at":12,"event":"shot_over","shot":0,"mover":0,"counted":true,"flick_frame":3,"score":[0],"points":[],"scores":[0],"next_mover":0,"moves_made":[1],"rest":{}}"#,
+        )
+        .expect("reads");
+        assert!(matches!(over.event, Event::ShotOver { ref paths, .. } if paths.is_empty()));
+    }
+
+    #[test]
+    fn a_path_is_thinned_to_steps_and_keeps_its_ends() {
+        let mut shot = Shot::default();
+        // 1 mm a frame for 300 frames, and a fish that never moved.
+        let rows: Vec<Vec<f64>> = (0..300)
+            .map(|k| vec![k as f64, 100.0 + k as f64, 50.0])
+            .collect();
+        shot.tracks.insert(ItemId::coin(0), rows);
+        shot.tracks
+            .insert(ItemId::fish(0), vec![vec![0.0, 5.0, 5.0, 0.0]; 40]);
+        let paths = shot_paths(&shot);
+        assert!(!paths.contains_key(&ItemId::fish(0)), "{paths:?}");
+        let p = &paths[&ItemId::coin(0)];
+        assert_eq!(p.first(), Some(&[100.0, 50.0]));
+        assert_eq!(p.last(), Some(&[399.0, 50.0]));
+        assert!(p.len() <= PATH_POINTS, "{}", p.len());
+        assert!(p.len() >= PATH_POINTS / 2, "{}", p.len());
+        assert!(p.windows(2).all(|w| w[1][0] > w[0][0]));
     }
 
     #[test]

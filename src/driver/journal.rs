@@ -172,6 +172,7 @@ fn closes_a_step(event: &Event) -> bool {
             | Event::ShotOver { .. }
             | Event::MatchOver { .. }
             | Event::Camera { .. }
+            | Event::Amended { .. }
     )
 }
 
@@ -355,6 +356,36 @@ impl JournalRead {
                         p.over = true;
                     }
                 }
+                // A referee's amendment: the match as re-scored replaces the state the
+                // last shot_over told (the shots judged are as many as before).
+                Event::Amended {
+                    scores,
+                    next_mover,
+                    moves_made,
+                    rest,
+                    off_table,
+                    exits,
+                    duties,
+                    violations,
+                    over,
+                    ..
+                } => {
+                    if let Some(p) = point.as_mut() {
+                        p.scores.clone_from(scores);
+                        p.mover = *next_mover;
+                        p.moves_made.clone_from(moves_made);
+                        if p.shots > 0 {
+                            p.rest.clone_from(rest);
+                        }
+                        p.off_table.clone_from(off_table);
+                        p.exits.clone_from(exits);
+                        p.duties.clone_from(duties);
+                        if violations.len() == p.violations.len() {
+                            p.violations.clone_from(violations);
+                        }
+                        p.over |= *over;
+                    }
+                }
                 Event::MoveReady { .. }
                 | Event::Flick { .. }
                 | Event::FlickWithdrawn { .. }
@@ -408,6 +439,7 @@ impl ResumePoint {
         Start {
             poses,
             state: Some(state),
+            earlier: Vec::new(),
         }
     }
 }
@@ -446,6 +478,7 @@ mod tests {
                 off_table: vec![],
                 duties: vec![],
                 notes: vec!["ünïcödé note".into()],
+                paths: BTreeMap::new(),
             },
             _ => Event::Camera {
                 state: CameraState::Connected,
@@ -617,6 +650,8 @@ mod tests {
                 scores: vec![0, 0],
                 mover: 0,
                 poses: BTreeMap::new(),
+                table: None,
+                colors: vec![],
             },
         )];
         events.extend((0..8).map(event));

@@ -14,10 +14,13 @@
 //!   [`Chain`] carries a match from one clip into the next.
 //! - [`start`]: where a clip starts mid-match; [`journal`]: the events on disk, and
 //!   where a match stood when they stop.
+//! - [`board`]: the scoreboard page `live` serves; a referee's amendment from it is
+//!   made between two frames ([`Listener::amendment`], `amending.rs`, through `amend`).
 //!
-//! Uses: model, config, geometry, calibration, record, rules, track, pipeline, limits;
-//! vision (capture and top views) for [`VideoSource`] only.
+//! Uses: model, config, geometry, calibration, record, rules, amend, track, pipeline,
+//! limits; vision (capture and top views) for [`VideoSource`] only.
 
+mod amending;
 pub mod board;
 pub mod events;
 pub mod journal;
@@ -26,7 +29,8 @@ pub mod start;
 #[cfg(feature = "opencv")]
 mod video;
 
-pub use events::{CameraState, Duty, Event, EventLine, EVENT_VERSION};
+pub use amending::AmendAsk;
+pub use events::{CameraState, Duty, Event, EventLine, ScoreChange, TableShape, EVENT_VERSION};
 pub use journal::{Journal, JournalError, JournalRead, ResumePoint};
 pub use recorded::Recorded;
 pub use start::{Start, StartError};
@@ -268,6 +272,15 @@ pub trait Listener {
     /// Frames read so far (the last one's index + 1).
     fn progress(&mut self, _frames: u64) {}
 
+    /// Asked after every frame (and while a live source waits for its camera): a
+    /// referee's amendment to make now (from the scoreboard page), if one waits. It
+    /// is made on every shot judged so far, the match re-scored, and told as an
+    /// `amended` event (with the changed shots' `shot_record`s); its answer goes back
+    /// through the [`AmendAsk`].
+    fn amendment(&mut self) -> Option<AmendAsk> {
+        None
+    }
+
     /// Asked after every frame: true ends the analysis there (Ctrl-C, the match over),
     /// and the record covers what was read.
     fn stop(&mut self) -> bool {
@@ -352,8 +365,17 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         over: false,
     };
     let state = analysis.state();
+    // The shots judged before this clip, which an amendment is made on too.
+    let mut earlier = start.map(|s| s.earlier.clone()).unwrap_or_default();
     // A resumed source starts at a later frame: the match is ready there.
     let first = info.first;
+    let corners = settings
+        .calibration
+        .table
+        .corners()
+        .iter()
+        .map(|p| [p.x, p.y])
+        .collect();
     tell.emit(
         &mut *listener,
         first,
@@ -364,6 +386,8 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
             scores: state.scores.clone(),
             mover: state.next_player,
             poses: start.map(|s| s.poses.poses.clone()).unwrap_or_default(),
+            table: Some(events::TableShape::new(corners, &game.items)),
+            colors: game.players.iter().map(|p| p.color.clone()).collect(),
         },
     )?;
     let ready = move_ready(state);
@@ -389,6 +413,16 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
                 {
                     skipped.extend(note.skipped);
                     tell.camera(&mut *listener, note, last)?;
+                }
+                while let Some(ask) = listener.amendment() {
+                    tell.amend(
+                        &mut *listener,
+                        settings,
+                        &mut earlier,
+                        &mut analysis,
+                        &ask,
+                        last,
+                    )?;
                 }
                 if listener.stop() {
                     on_request = true;
@@ -433,6 +467,16 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         listener.detections(dets)?;
         frames = index + 1;
         listener.progress(frames);
+        while let Some(ask) = listener.amendment() {
+            tell.amend(
+                &mut *listener,
+                settings,
+                &mut earlier,
+                &mut analysis,
+                &ask,
+                index,
+            )?;
+        }
         if listener.stop() {
             on_request = true;
             return Ok(Flow::Stop);
@@ -616,6 +660,52 @@ impl Teller {
 }
 
 impl Teller {
+    /// Makes a referee's amendment ([`amending::make`]) and tells it: the changed
+    /// shots' records, the `amended` event, and `match_over` if the amended match is
+    /// over. One the rules or the record refuse is answered and changes nothing.
+    fn amend<L: Listener + ?Sized>(
+        &mut self,
+        listener: &mut L,
+        settings: &Settings,
+        earlier: &mut Vec<crate::record::Shot>,
+        analysis: &mut Analysis,
+        ask: &AmendAsk,
+        known_at: FrameIdx,
+    ) -> Result<(), DriverError> {
+        let made = match amending::make(settings, earlier, analysis, self.fps, ask)? {
+            Ok(made) => made,
+            Err(line) => {
+                ask.answer(Err(line));
+                return Ok(());
+            }
+        };
+        *earlier = made.earlier;
+        for record in made.records {
+            let line = EventLine::new(
+                record.rest_frame.min(known_at),
+                known_at,
+                self.fps,
+                Event::ShotRecord {
+                    record: Box::new(record),
+                },
+            );
+            listener.shot_record(&line)?;
+        }
+        self.emit(&mut *listener, known_at, known_at, made.amended)?;
+        self.duties.clone_from(&made.state.duties);
+        if made.state.is_over() && !self.over {
+            self.over = true;
+            self.ready = None;
+            let over = Event::MatchOver {
+                scores: made.state.scores.clone(),
+                shots: made.state.shots_judged,
+            };
+            self.emit(&mut *listener, known_at, known_at, over)?;
+        }
+        ask.answer(Ok(made.line));
+        Ok(())
+    }
+
     /// After each frame: a shot's motion starting is told as its `flick` at once (the
     /// first item moved is judged with the shot), motion that came to nothing as
     /// `flick_withdrawn`, and a move not flicked 30 s after it was ready as R11 5.
@@ -776,6 +866,7 @@ fn shot_events(
             off_table: state.off_table.iter().copied().collect(),
             duties: state.duties.iter().map(Duty::from).collect(),
             notes,
+            paths: events::shot_paths(shot),
         },
     ));
     // Stable: events of one frame keep the order above.

@@ -60,6 +60,9 @@ pub struct Start {
     /// The whole match state when known (a record continued); else it is made
     /// from `poses`.
     pub state: Option<MatchState>,
+    /// The match's shots judged before it, when known (a record continued, a live
+    /// match resumed): an amendment made while the clip runs is made on them too.
+    pub earlier: Vec<crate::record::Shot>,
 }
 
 impl Start {
@@ -81,6 +84,7 @@ impl Start {
         Ok(Start {
             poses,
             state: Some(state),
+            earlier: Vec::new(),
         })
     }
 
@@ -124,6 +128,7 @@ impl Start {
         Ok(Start {
             poses,
             state: Some(continued(state)),
+            earlier: record.shots.clone(),
         })
     }
 
@@ -137,6 +142,7 @@ impl Start {
                 scores: Some(state.scores.clone()),
             },
             state: Some(continued(state)),
+            earlier: Vec::new(),
         }
     }
 }

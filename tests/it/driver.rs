@@ -699,3 +699,237 @@ fn a_lost_camera_is_told_while_it_is_away_once_and_then_its_return() {
         assert!(outcome.record.video.damaged_frames.is_empty(), "{gap:?}");
     }
 }
+
+/// The scoreboard's amendments, in-process: a board the listener serves, an
+/// amendment POSTed to it over HTTP after the first shot is over (as the page
+/// does), made by the driver, journaled with the shot records it changed; the
+/// listener stops right after, as a crash would.
+struct Refereed {
+    board: fishtrack::driver::board::Board,
+    journal: Journal,
+    kept: Collect,
+    /// Shot overs seen before the driver waits for the page's amendment.
+    wait_after: usize,
+    waited: bool,
+    stop_after_amended: bool,
+}
+
+impl Listener for Refereed {
+    fn event(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        self.board.publish(line);
+        self.journal.append(line)?;
+        self.kept.event(line)
+    }
+    fn shot_record(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        Ok(self.journal.append(line)?)
+    }
+    fn progress(&mut self, frames: u64) {
+        self.kept.progress(frames);
+    }
+    fn amendment(&mut self) -> Option<driver::AmendAsk> {
+        if shot_overs(&self.kept.events).len() < self.wait_after {
+            return None;
+        }
+        if self.waited {
+            return self.board.amendment();
+        }
+        // The page's POST is on its way: the match waits for it (a live match takes
+        // it between two frames, whenever it comes).
+        self.waited = true;
+        let limit = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::time::Instant::now() < limit {
+            if let Some(mut ask) = self.board.amendment() {
+                ask.when = "2026-12-03T10:45:00Z".into();
+                return Some(ask);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("no amendment came");
+    }
+    fn stop(&mut self) -> bool {
+        self.stop_after_amended
+            && self
+                .kept
+                .events
+                .iter()
+                .any(|e| matches!(e.event, Event::Amended { .. }))
+    }
+}
+
+/// POSTs `body` to the board as the page does; the status line and the answer.
+fn post_amendment(addr: std::net::SocketAddr, token: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    write!(
+        s,
+        "POST /amend HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nX-Fishtrack-Token: {token}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("send");
+    let mut text = String::new();
+    s.read_to_string(&mut text).expect("read");
+    text
+}
+
+fn refereed(dir: &Path, name: &str, wait_after: usize, stop: bool) -> Refereed {
+    Refereed {
+        board: fishtrack::driver::board::Board::serve("127.0.0.1:0".parse().expect("addr"))
+            .expect("serve"),
+        journal: Journal::create(&dir.join(name)).expect("journal"),
+        kept: Collect::default(),
+        wait_after,
+        waited: false,
+        stop_after_amended: stop,
+    }
+}
+
+/// Runs the demo's detections with `body` POSTed after shot `after` is over;
+/// the POST's answer, the outcome and the listener.
+fn amended_run(
+    dir: &Path,
+    name: &str,
+    after: usize,
+    body: &str,
+    stop: bool,
+) -> (String, Outcome, Refereed) {
+    let d = demo();
+    let mut listener = refereed(dir, name, after, stop);
+    let (addr, token) = (listener.board.addr(), listener.board.token().to_string());
+    let body = body.to_string();
+    let poster = std::thread::spawn(move || post_amendment(addr, &token, &body));
+    let source = Recorded::new(&d.spec, d.fps, d.kept.detections.clone());
+    let outcome = driver::run(&settings(), None, source, &mut listener).expect("run");
+    (poster.join().expect("post"), outcome, listener)
+}
+
+#[test]
+fn an_amendment_from_the_page_is_made_journaled_and_resumed_from() {
+    let d = demo();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let body = r#"{"shot":0,"what":"lost","item":"coin:1","why":"fell behind the hand"}"#;
+    let (answer, outcome, listener) = amended_run(dir.path(), "whole.jsonl", 1, body, false);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.contains("amendment 1: shot 0: coin:1 lost"),
+        "{answer}"
+    );
+    // Told once, right after the first shot_over, with the re-scored match.
+    let told: Vec<&EventLine> = listener
+        .kept
+        .events
+        .iter()
+        .filter(|e| matches!(e.event, Event::Amended { .. }))
+        .collect();
+    assert_eq!(told.len(), 1);
+    let Event::Amended {
+        number,
+        scores_before,
+        scores,
+        off_table,
+        duties,
+        ..
+    } = &told[0].event
+    else {
+        unreachable!()
+    };
+    assert_eq!(*number, 1);
+    let first = &d.outcome.record.shots[0];
+    assert_eq!(scores_before, &first.score);
+    // R5: Boris's coin knocked off by Anna's move is Anna's point.
+    assert_eq!(scores, &vec![first.score[0] + 1, first.score[1]]);
+    assert_eq!(off_table, &vec![fishtrack::model::ItemId::coin(1)]);
+    assert!(duties
+        .iter()
+        .any(|d| d.item == fishtrack::model::ItemId::coin(1)));
+    // The record is the one `fishtrack amend` makes of the record without it (but
+    // the totals it kept at the moment: live made it after the first shot).
+    let game = settings().game;
+    let table = settings().calibration.table;
+    let request: fishtrack::amend::Request = serde_json::from_str(body).expect("request");
+    let offline = fishtrack::amend::amend(
+        &game,
+        &table,
+        &d.outcome.record,
+        &[request],
+        "2026-12-03T10:45:00Z",
+    )
+    .expect("amend");
+    let strip = |r: &fishtrack::record::Record| -> Vec<fishtrack::record::Shot> {
+        r.shots
+            .iter()
+            .cloned()
+            .map(|mut s| {
+                for a in &mut s.amendments {
+                    a.scores_before.clear();
+                    a.scores_after.clear();
+                }
+                s
+            })
+            .collect()
+    };
+    assert_eq!(strip(&outcome.record), strip(&offline.record));
+    assert_eq!(outcome.record.scores, offline.record.scores);
+    assert_ne!(outcome.record.scores, d.outcome.record.scores);
+
+    // A crash right after it: the journal resumes in the amended state, and the
+    // match goes on to the same end.
+    let (_, _, crashed) = amended_run(dir.path(), "crash.jsonl", 1, body, true);
+    let read = journal::read(&dir.path().join("crash.jsonl")).expect("read");
+    assert!(matches!(
+        read.events.last().map(|e| &e.event),
+        Some(Event::Amended { .. })
+    ));
+    let point = read.resume_point().expect("a match");
+    assert_eq!(&point.scores, scores);
+    assert_eq!(point.off_table, vec![fishtrack::model::ItemId::coin(1)]);
+    assert!(point
+        .duties
+        .iter()
+        .any(|d| d.item == fishtrack::model::ItemId::coin(1)));
+    // The journal holds the amended shot's record (after the judged one).
+    let last_record = read
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| match &e.event {
+            Event::ShotRecord { record } if record.index == 0 => Some(record),
+            _ => None,
+        })
+        .expect("shot 0's record");
+    assert_eq!(last_record.amendments.len(), 1);
+    drop(crashed);
+    let from = point.last_frame.expect("a frame") + 1;
+    let mut start = point.start(&settings().game);
+    start.earlier = vec![(**last_record).clone()];
+    let rest: Vec<FrameDetections> = d
+        .kept
+        .detections
+        .iter()
+        .filter(|f| f.frame >= from)
+        .cloned()
+        .collect();
+    let source = Recorded::new(&d.spec, d.fps, rest).starting_at(from);
+    let resumed =
+        driver::run(&settings(), Some(&start), source, &mut Collect::default()).expect("resume");
+    assert_eq!(resumed.record.scores, outcome.record.scores);
+}
+
+#[test]
+fn an_amendment_that_contradicts_the_record_changes_nothing() {
+    let d = demo();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // fish:0 was not lost in shot 0: it cannot be "not lost".
+    let body = r#"{"shot":0,"what":"not-lost","item":"fish:0","why":"the referee says so"}"#;
+    let (answer, outcome, listener) = amended_run(dir.path(), "j.jsonl", 1, body, false);
+    assert!(answer.starts_with("HTTP/1.1 409"), "{answer}");
+    let line = answer.split("\"line\":\"").nth(1).unwrap_or_default();
+    assert!(line.starts_with("shot 0: "), "{answer}");
+    assert!(!line.contains('\n'), "one line: {answer}");
+    assert!(!listener
+        .kept
+        .events
+        .iter()
+        .any(|e| matches!(e.event, Event::Amended { .. })));
+    assert_eq!(outcome.record, d.outcome.record);
+    assert_eq!(listener.kept.events, d.kept.events);
+}

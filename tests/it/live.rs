@@ -628,7 +628,8 @@ fn the_scoreboard_serves_the_page_and_the_events() {
         }
     };
     let mut page = connect();
-    page.write_all(b"GET / HTTP/1.1\r\n\r\n").expect("send");
+    page.write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .expect("send");
     let mut text = String::new();
     page.read_to_string(&mut text).expect("read");
     assert!(
@@ -718,4 +719,96 @@ fn resumed_from_rest_the_record_holds_the_journaled_shots_and_the_new_ones() {
         told.iter().all(|e| e["shot"].as_u64() != Some(0)),
         "{stdout}"
     );
+}
+
+/// The page's token, from the page this machine is served.
+fn page_token(port: u16) -> String {
+    let mut page = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    page.write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .expect("send");
+    let mut text = String::new();
+    page.read_to_string(&mut text).expect("read");
+    let at = text
+        .find("name=\"fishtrack-token\" content=\"")
+        .expect("a token")
+        + 32;
+    text[at..at + 32].to_string()
+}
+
+/// The shots with what depends on when an amendment was made (its time, the totals
+/// at that moment) taken out.
+fn shots_as_amended(record: &Value) -> Value {
+    let mut shots = record["shots"].clone();
+    for shot in shots.as_array_mut().expect("shots") {
+        for a in shot["amendments"].as_array_mut().into_iter().flatten() {
+            for k in ["when", "scores_before", "scores_after"] {
+                a.as_object_mut().expect("an amendment").remove(k);
+            }
+        }
+    }
+    shots
+}
+
+#[test]
+fn an_amendment_from_the_page_survives_a_kill_and_the_resume() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, journal) = (dir.path().join("rec.json"), dir.path().join("j.jsonl"));
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        probe.local_addr().expect("addr").port()
+    };
+    let mut child = fishtrack()
+        .args(["live", &demo(), "--realtime-speed", SPEED, "--no-drop"])
+        .args(["--port", &port.to_string(), "-o", &s(&out), "--quiet"])
+        .args(["--journal", &s(&journal)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let rx = watch_stdout(&mut child);
+    let mut seen = Vec::new();
+    wait_for(&rx, "\"shot_over\"", &mut seen);
+    let token = page_token(port);
+    let body = r#"{"shot":0,"what":"lost","item":"coin:1","why":"fell behind the hand"}"#;
+    let mut post = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    write!(
+        post,
+        "POST /amend HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nX-Fishtrack-Token: {token}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("post");
+    let mut answer = String::new();
+    post.read_to_string(&mut answer).expect("answer");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("coin:1 lost"), "{answer}");
+    wait_for(&rx, "\"amended\"", &mut seen);
+    // A crash right after it.
+    let _ = child.kill();
+    child.wait().expect("wait");
+    let (code, stdout, stderr) = run(&["live", &demo(), "--resume", &s(&journal), "-o", &s(&out)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("did not give the journal's"), "{stderr}");
+    // Made again from the journal, not told twice.
+    assert!(!stdout.contains("\"amended\""), "{stdout}");
+    let journaled = std::fs::read_to_string(&journal).expect("journal");
+    assert_eq!(journaled.matches("\"event\":\"amended\"").count(), 1);
+    // The record is the one `fishtrack amend` makes of an uninterrupted run's.
+    let full = dir.path().join("full.json");
+    let (code, _, stderr) = run(&["live", &demo(), "-o", &s(&full), "--port", "0", "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = run(&[
+        "amend",
+        &s(&full),
+        "--shot",
+        "0",
+        "--lost",
+        "coin:1",
+        "--why",
+        "fell behind the hand",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (whole, resumed) = (json(&full), json(&out));
+    assert_eq!(resumed["scores"], whole["scores"]);
+    assert_eq!(shots_as_amended(&resumed), shots_as_amended(&whole));
+    assert_eq!(resumed["shots"][0]["amendments"][0]["what"], "lost");
 }

@@ -268,6 +268,8 @@ fn match_ready(players: &[&str]) -> EventLine {
             scores: vec![0; players.len()],
             mover: 0,
             poses: BTreeMap::new(),
+            table: None,
+            colors: vec![],
         },
     )
 }
@@ -289,6 +291,7 @@ fn shot_over(shot: usize, scores: Vec<i32>) -> Event {
         off_table: vec![],
         duties: vec![],
         notes: vec![],
+        paths: BTreeMap::new(),
     }
 }
 
@@ -481,4 +484,190 @@ fn the_move_timer_runs_from_move_ready_and_stops_at_the_flick() {
     page.wait_for_text("shot 5", Duration::from_secs(5));
     let text = page.text();
     assert_eq!(text.matches("R11 5").count(), 1, "{text}");
+}
+
+/// A match after a shot that knocked Boris's fish and coin off: the table, the rest
+/// poses, the shot's paths, the exits, and the duties (the fish's legal pose by R6b,
+/// the coin's hole, which it may go back to).
+fn a_shot_with_duties() -> Vec<EventLine> {
+    use fishtrack::config::Items;
+    use fishtrack::driver::{Duty, TableShape};
+    use fishtrack::model::{ItemId, Pose};
+    let ready = Event::MatchReady {
+        players: vec!["Anna".into(), "Boris".into()],
+        moves_per_player: 3,
+        scores: vec![0, 0],
+        mover: 0,
+        poses: BTreeMap::new(),
+        table: Some(TableShape::new(
+            vec![[0.0, 0.0], [1000.0, 0.0], [1000.0, 700.0], [0.0, 700.0]],
+            &Items::default_set(),
+        )),
+        colors: vec!["#d62728".into(), "#1f77b4".into()],
+    };
+    let (fish0, coin0, fish1, coin1) = (
+        ItemId::fish(0),
+        ItemId::coin(0),
+        ItemId::fish(1),
+        ItemId::coin(1),
+    );
+    let lost = |item, x, y| Event::ItemLost {
+        shot: 0,
+        item,
+        exit: Pose::coin(x, y),
+    };
+    let duties = vec![
+        Duty {
+            item: fish1,
+            pose: Some(Pose::fish(620.0, 60.0, 0.0)),
+            rule: "R6b".into(),
+            verdict: None,
+            may_go_back: None,
+            reason: String::new(),
+        },
+        Duty {
+            item: coin1,
+            pose: Some(Pose::coin(300.0, 420.0)),
+            rule: "R8b".into(),
+            verdict: Some("optional".into()),
+            may_go_back: Some(true),
+            reason: String::new(),
+        },
+    ];
+    let over = Event::ShotOver {
+        shot: 0,
+        mover: 0,
+        counted: true,
+        flick_frame: 30,
+        first_moved: Some(fish0),
+        score: vec![2, 0],
+        points: vec![],
+        scores: vec![2, 0],
+        next_mover: 1,
+        moves_made: vec![1, 0],
+        rest: BTreeMap::from([
+            (fish0, Pose::fish(300.0, 420.0, 0.6)),
+            (coin0, Pose::coin(700.0, 500.0)),
+        ]),
+        off_table: vec![fish1, coin1],
+        duties: duties.clone(),
+        notes: vec![],
+        paths: BTreeMap::from([
+            (fish0, vec![[150.0, 300.0], [220.0, 360.0], [300.0, 420.0]]),
+            (fish1, vec![[500.0, 200.0], [560.0, 100.0], [610.0, 0.0]]),
+            (coin1, vec![[520.0, 210.0], [700.0, 120.0], [820.0, 0.0]]),
+        ]),
+    };
+    vec![
+        line(0, ready),
+        line(40, lost(fish1, 610.0, 0.0)),
+        line(42, lost(coin1, 820.0, 0.0)),
+        line(90, over),
+        line(
+            90,
+            Event::MoveReady {
+                number: 2,
+                shot: 1,
+                mover: 1,
+                duties,
+            },
+        ),
+    ]
+}
+
+#[test]
+fn the_table_diagram_shows_what_must_be_put_back_and_the_last_shot() {
+    let Some(chromium) = chromium("the scoreboard's table diagram") else {
+        return;
+    };
+    let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
+    for e in a_shot_with_duties() {
+        board.publish(&e);
+    }
+    let mut page = Browser::open(&chromium, &format!("http://{}/", board.addr()));
+    page.wait_for_text("R6b", Duration::from_secs(30));
+    let text = page.text();
+    assert!(text.contains("Boris's fish R6b"), "{text}");
+    assert!(text.contains("Boris's coin R8b may go back"), "{text}");
+    assert!(text.contains("After shot 1 (Anna)"), "{text}");
+    // On the table: the two duties dashed (the fish's outline, the coin's circle),
+    // labelled with the rule and the verdict; the two exits crossed; three paths;
+    // the two items at rest.
+    let svg = page.eval(
+        "(() => { const s = document.getElementById('table');
+           return { dashed: s.querySelectorAll('[stroke-dasharray]').length,
+                    dashedFish: s.querySelectorAll('polygon[stroke-dasharray]').length,
+                    paths: s.querySelectorAll('polyline').length,
+                    exits: s.querySelectorAll('path').length,
+                    labels: [...s.querySelectorAll('text')].map(t => t.textContent),
+                    box: s.getBoundingClientRect().width }; })()",
+    );
+    assert_eq!(svg["dashed"], 2, "{svg}");
+    assert_eq!(svg["dashedFish"], 1, "{svg}");
+    assert_eq!(svg["paths"], 3, "{svg}");
+    // Each exit a cross drawn twice (a red one under the owner's colour).
+    assert_eq!(svg["exits"], 4, "{svg}");
+    let labels = svg["labels"].to_string();
+    for want in [
+        "Boris's fish R6b",
+        "Boris's coin R8b may go back",
+        "fish",
+        "coin",
+    ] {
+        assert!(labels.contains(want), "{want}: {labels}");
+    }
+    // A screen's half at 1280x720.
+    assert!(svg["box"].as_f64().unwrap_or(0.0) > 450.0, "{svg}");
+    if let Some(path) = std::env::var_os("FISHTRACK_SCREENSHOT") {
+        let shot = page.call("Page.captureScreenshot", json!({"format": "png"}));
+        let png = shot["data"].as_str().unwrap_or_default();
+        std::fs::write(&path, base64(png)).expect("write the screenshot");
+    }
+    // The page amends: the form filled and sent as a referee would, the driver's
+    // (here the test's) one-line answer shown.
+    page.eval(
+        "(() => { document.getElementById('fix').click();
+           document.getElementById('a-what').value = 'not-lost';
+           document.getElementById('a-what').dispatchEvent(new Event('change'));
+           document.getElementById('a-item').value = 'coin:1';
+           document.getElementById('a-why').value = 'it hung on the edge';
+           document.querySelector('#amend .go').click(); return true; })()",
+    );
+    let asked = {
+        let limit = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(a) = board.amendment() {
+                break a;
+            }
+            assert!(Instant::now() < limit, "the page sent no amendment");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    assert_eq!(asked.request.shot, 0);
+    assert_eq!(asked.request.why, "it hung on the edge");
+    asked.answer(Err("shot 0: coin:1 was seen off the table".into()));
+    page.wait_for_text("coin:1 was seen off the table", Duration::from_secs(5));
+}
+
+/// Standard base64 decoding (DevTools sends screenshots so).
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for v in text.bytes().filter_map(value) {
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
 }
