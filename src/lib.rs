@@ -33,7 +33,7 @@
 //! | `pipeline` | detections → tracks → shots → rules → record (pure) | track, shots, rules, record |
 //! | `calibration` | camera.json, table.json, pixel ↔ mm, the lens from the table (pure) | config, geometry, limits |
 //! | `vision` | OpenCV: capture, calibration solvers, rectification, detection | the above |
-//! | `driver` | the analysis driver: a frame source (video through `vision`, or recorded detections) → pipeline, each shot and event as soon as it is known; the journal | model, config, geometry, calibration, detect, record, rules, track, pipeline, limits, vision |
+//! | `driver` | the analysis driver: a frame source (video through `vision`, or recorded detections) → pipeline, each shot and event as soon as it is known; the journal | model, config, geometry, calibration, detect, record, rules, amend, track, pipeline, limits, vision |
 //! | `sim` | the simulator: physics, scenarios, rendering, truth | the above |
 //! | `replay` | diagrams, annotated video, HTML report, CSV/MOT export, summary over records | the above |
 //! | `cli` | the command line (anyhow) | everything |
