@@ -186,7 +186,13 @@ enum Mark {
         seen: bool,
     },
     /// Where an item went from the flick to this frame.
-    Path { item: ItemId, pts: Vec<Point> },
+    /// `whole`: the crop shows all of it (a mover call's flick); else only its end
+    /// near the item, clipped.
+    Path {
+        item: ItemId,
+        pts: Vec<Point>,
+        whole: bool,
+    },
     /// Where a lost item crossed the edge, and the line it was extrapolated along.
     Exit { at: Point, from: Option<Point> },
     /// A fish's hole and, dashed, how far from its centre a coin still counts as in.
@@ -383,7 +389,13 @@ fn file_name(shot: usize, call: &Flagged<'_>, frame: FrameIdx) -> String {
         let safe: String = code
             .chars()
             .take(16)
-            .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         name.push('-');
         name.push_str(&safe);
@@ -474,7 +486,8 @@ fn marks(scene: &Scene, shot: &Shot, call: &Flagged<'_>, frame: FrameIdx) -> Vec
     };
     let path = |item: ItemId| {
         let pts = path_to(shot, item, frame);
-        (pts.len() > 1).then_some(Mark::Path { item, pts })
+        let whole = matches!(call.call, Call::FirstMoved | Call::Violation);
+        (pts.len() > 1).then_some(Mark::Path { item, pts, whole })
     };
     // The item whose motion a mover call or a violation is about.
     let mover_item = || {
@@ -575,7 +588,8 @@ fn beside(shot: &Shot, marks: &[Mark], crop: &Crop, frame: FrameIdx) -> Vec<Mark
         .filter_map(|item| {
             let (pose, _) = item_at(shot, item, frame)?;
             let (x, y) = crop.px_from_table(pose.point());
-            let inside = (0.0..crop.width as f64).contains(&x) && (0.0..crop.height as f64).contains(&y);
+            let inside =
+                (0.0..crop.width as f64).contains(&x) && (0.0..crop.height as f64).contains(&y);
             inside.then_some(Mark::Beside { item, pose })
         })
         .collect()
@@ -595,7 +609,13 @@ fn mark_bounds(scene: &Scene, m: &Mark) -> Vec<Point> {
         Mark::Item { item: i, pose, .. }
         | Mark::Target { item: i, pose }
         | Mark::Beside { item: i, pose } => item(*i, pose),
-        Mark::Path { pts, .. } => pts.clone(),
+        Mark::Path { pts, whole, .. } => {
+            if *whole {
+                pts.clone()
+            } else {
+                Vec::new()
+            }
+        }
         Mark::Exit { at, from } => {
             let mut v = disc(*at, 8.0);
             v.extend(from.iter().copied());
@@ -656,7 +676,10 @@ fn bilinear(img: &RgbImage, u: f64, v: f64) -> Option<Color> {
     let (x0, y0) = (u.floor(), v.floor());
     let (fx, fy) = (u - x0, v - y0);
     let (x0, y0) = (x0 as u32, y0 as u32);
-    let (x1, y1) = ((x0 + 1).min(img.width() - 1), (y0 + 1).min(img.height() - 1));
+    let (x1, y1) = (
+        (x0 + 1).min(img.width() - 1),
+        (y0 + 1).min(img.height() - 1),
+    );
     let p = |x, y| img.get_pixel(x, y).0;
     let (a, b, c, d) = (p(x0, y0), p(x1, y0), p(x0, y1), p(x1, y1));
     let mut out = [0u8; 3];
@@ -698,10 +721,22 @@ fn circle(crop: &Crop, c: Point, r: f64) -> Vec<Px> {
         .collect()
 }
 
-fn draw_item(img: &mut RgbImage, scene: &Scene, crop: &Crop, item: ItemId, pose: &Pose, c: Color, dashed: bool) {
+fn draw_item(
+    img: &mut RgbImage,
+    scene: &Scene,
+    crop: &Crop,
+    item: ItemId,
+    pose: &Pose,
+    c: Color,
+    dashed: bool,
+) {
     if item.is_fish() {
         let placed = scene.footprint.placed(pose);
-        let outline: Vec<Px> = placed.outline.iter().map(|p| crop.px_from_table(*p)).collect();
+        let outline: Vec<Px> = placed
+            .outline
+            .iter()
+            .map(|p| crop.px_from_table(*p))
+            .collect();
         halo_stroke(img, &outline, 2.0, c, true, dashed);
         let hole = circle(crop, placed.hole.center, placed.hole.radius);
         draw::stroke(img, &hole, 1.0, c, 0.9, true);
@@ -734,7 +769,12 @@ fn caption(img: &mut RgbImage, x: i64, y: i64, text: &str, right_aligned: bool) 
 }
 
 /// A crop of one frame with its marks, header, scale bar and frame number drawn on.
-fn render_crop(scene: &Scene, calibration: &TableCalibration, frame: &RgbImage, p: &Planned) -> RgbImage {
+fn render_crop(
+    scene: &Scene,
+    calibration: &TableCalibration,
+    frame: &RgbImage,
+    p: &Planned,
+) -> RgbImage {
     let crop = &p.crop;
     let mut img = cut_top_view(frame, calibration, crop);
     let corners: Vec<Px> = scene
@@ -746,7 +786,7 @@ fn render_crop(scene: &Scene, calibration: &TableCalibration, frame: &RgbImage, 
     draw::stroke(&mut img, &corners, 2.0, EDGE_RGB, 0.9, true);
     for m in &p.marks {
         match m {
-            Mark::Path { item, pts } => {
+            Mark::Path { item, pts, .. } => {
                 let px: Vec<Px> = pts.iter().map(|q| crop.px_from_table(*q)).collect();
                 halo_stroke(&mut img, &px, 1.5, scene.item_rgb(*item), false, false);
                 for q in &px {
@@ -762,9 +802,15 @@ fn render_crop(scene: &Scene, calibration: &TableCalibration, frame: &RgbImage, 
                 }
                 draw::cross(&mut img, crop.px_from_table(*center), 4.0, 1.0, HALO_RGB);
             }
-            Mark::Target { item, pose } => {
-                draw_item(&mut img, scene, crop, *item, pose, diagram::POSSIBLE_RGB, true)
-            }
+            Mark::Target { item, pose } => draw_item(
+                &mut img,
+                scene,
+                crop,
+                *item,
+                pose,
+                diagram::POSSIBLE_RGB,
+                true,
+            ),
             Mark::Beside { item, pose } => {
                 let c = draw::mix(scene.item_rgb(*item), HALO_RGB, 0.3);
                 draw_item(&mut img, scene, crop, *item, pose, c, true)
@@ -774,7 +820,15 @@ fn render_crop(scene: &Scene, calibration: &TableCalibration, frame: &RgbImage, 
     }
     for m in &p.marks {
         if let Mark::Item { item, pose, seen } = m {
-            draw_item(&mut img, scene, crop, *item, pose, scene.item_rgb(*item), !seen);
+            draw_item(
+                &mut img,
+                scene,
+                crop,
+                *item,
+                pose,
+                scene.item_rgb(*item),
+                !seen,
+            );
         }
     }
     // Each item named beside it (a coin in its own fish's hole is hard to tell apart).
@@ -796,7 +850,15 @@ fn render_crop(scene: &Scene, calibration: &TableCalibration, frame: &RgbImage, 
             };
             let lx = lx.min(crop.width as f64 - tw as f64 - 2.0).max(2.0);
             let ly = ly.min(crop.height as f64 - th as f64 - 2.0).max(2.0);
-            font::draw_label(&mut img, lx as i64, ly as i64, &text, 1, scene.item_rgb(*item), HALO_RGB);
+            font::draw_label(
+                &mut img,
+                lx as i64,
+                ly as i64,
+                &text,
+                1,
+                scene.item_rgb(*item),
+                HALO_RGB,
+            );
         }
     }
     for m in &p.marks {

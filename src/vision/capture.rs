@@ -98,7 +98,10 @@ impl Frame {
             &whole
         };
         let bgr = cv(&what(), image.data_bytes())?;
-        let rgb: Vec<u8> = bgr.chunks_exact(3).flat_map(|p| [p[2], p[1], p[0]]).collect();
+        let rgb: Vec<u8> = bgr
+            .chunks_exact(3)
+            .flat_map(|p| [p[2], p[1], p[0]])
+            .collect();
         image::RgbImage::from_raw(image.cols() as u32, image.rows() as u32, rgb)
             .ok_or(CaptureError::ImageRead { path: what() })
     }
