@@ -177,7 +177,7 @@ fn analyse_evidence_writes_a_crop_for_every_call_and_the_index_agrees() {
 
     // The crops show the items where the index puts them: each coin-in call's crop at
     // rest has its fish's tag colour on the tag (between the hole and the tag's far
-    // end), not the other player's and not the table's.
+    // end), not the other player's and not the table's, and not in the hole nor beside.
     let footprint = FishFootprint::new(&game.items);
     let colours: Vec<[u8; 3]> = game.players.iter().map(|p| p.rgb().unwrap()).collect();
     let mut checked = 0;
@@ -207,6 +207,16 @@ fn analyse_evidence_writes_a_crop_for_every_call_and_the_index_agrees() {
                 "{}: {fish}'s colour on {:.0}% of its tag at {at:?}",
                 crop.file,
                 100.0 * share
+            );
+            // The hole holds the coin, not tag: a crop turned or mirrored would put
+            // the tag's other end here.
+            let hole = Crop::px_from_table(crop, pose.point());
+            let in_hole = share_of_colour(&img, hole, 3, colours[fish.owner], &others);
+            assert!(
+                in_hole < 0.3,
+                "{}: {fish}'s colour in its hole, on the coin: {:.0}%",
+                crop.file,
+                100.0 * in_hole
             );
             // And the same spot pushed off the tag (50 mm to its side) does not show it.
             let side = fishtrack::geometry::Point::new(
