@@ -931,3 +931,140 @@ impl FrameImages for VideoFrames {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Decision, Evidence, Record, Violation};
+
+    fn repo(p: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+    }
+
+    /// The replay fixture with calls: shot 0's coin:1 lost (seen at frames 6 to 8),
+    /// one call with ten frames, and shot 1 with two violations of one code and no
+    /// frames.
+    fn scene() -> Scene {
+        let mut rec = Record::load(&repo("tests/data/replay/record.json")).expect("fixture");
+        let s0 = &mut rec.shots[0];
+        s0.decisions.push(Decision {
+            call: Call::Lost,
+            item: ItemId::coin(1),
+            other: None,
+            evidence: Evidence::new(0.5, "coin:1 left").at([8, 6]),
+        });
+        s0.decisions.push(Decision {
+            call: Call::FirstMoved,
+            item: ItemId::fish(0),
+            other: None,
+            evidence: Evidence::new(0.9, "fish:0 first").at(3..13),
+        });
+        let s1 = &mut rec.shots[1];
+        let v = s1.violations[0].clone();
+        s1.violations.push(Violation { ..v });
+        for v in &mut s1.violations {
+            v.decision = Some(Evidence::new(0.95, "late"));
+        }
+        Scene::new(rec, None, None).expect("valid fixture")
+    }
+
+    #[test]
+    fn every_call_gets_its_frames_each_file_named_once() {
+        let plan = EvidencePlan::new(&scene(), "match.avi");
+        let files: Vec<&str> = plan.crops.iter().map(|c| c.crop.file.as_str()).collect();
+        let unique: BTreeSet<&str> = files.iter().copied().collect();
+        assert_eq!(unique.len(), files.len(), "{files:?}");
+        let frames_of = |call: usize| -> Vec<FrameIdx> {
+            plan.crops
+                .iter()
+                .filter(|c| c.call == call)
+                .map(|c| c.frame)
+                .collect()
+        };
+        let calls = &plan.index.calls;
+        assert_eq!(calls.len(), 4);
+        assert_eq!(calls[0].call, Call::Lost);
+        assert!(calls[0].flagged && !calls[1].flagged);
+        assert_eq!(frames_of(0), vec![6, 8]);
+        assert!(files.contains(&"shot00-lost-coin1-f0006.png"), "{files:?}");
+        // Ten deciding frames: the first five and the last.
+        assert_eq!(frames_of(1), vec![3, 4, 5, 6, 7, 12]);
+        // Violations name no frame: their own frame; the second of one code gets `-2`.
+        assert_eq!(frames_of(2), vec![12]);
+        assert!(files.contains(&"shot01-violation-5-f0012.png"), "{files:?}");
+        assert!(
+            files.contains(&"shot01-violation-5-f0012-2.png"),
+            "{files:?}"
+        );
+    }
+
+    #[test]
+    fn a_crop_shows_the_item_where_the_calibration_puts_it() {
+        let scene = scene();
+        let calib = TableCalibration::load(&repo("calibration/table.json")).expect("bundled");
+        // Frames painted green on a 10 mm disc at coin:1's sighting in frame 7,
+        // blue elsewhere; frame 8 cannot be read.
+        struct Painted<'a> {
+            calib: &'a TableCalibration,
+            at: Point,
+        }
+        impl FrameImages for Painted<'_> {
+            fn frame(&mut self, index: FrameIdx) -> Result<Option<RgbImage>, EvidenceError> {
+                if index == 8 {
+                    return Ok(None);
+                }
+                let [w, h] = self.calib.camera.image_size;
+                let mut img = RgbImage::from_pixel(w, h, Rgb([0, 0, 255]));
+                let c = self.calib.pixel_from_table(self.at);
+                for y in (c.y as i64 - 30).max(0)..(c.y as i64 + 30).min(h as i64) {
+                    for x in (c.x as i64 - 30).max(0)..(c.x as i64 + 30).min(w as i64) {
+                        let p = self
+                            .calib
+                            .table_from_pixel(nalgebra::Point2::new(x as f64, y as f64));
+                        if (p - self.at).norm() < 10.0 {
+                            img.put_pixel(x as u32, y as u32, Rgb([0, 255, 0]));
+                        }
+                    }
+                }
+                Ok(Some(img))
+            }
+        }
+        let at = Point::new(795.0, 457.5);
+        let dir = tempfile::tempdir().unwrap();
+        let mut rec = scene.record.clone();
+        rec.shots[0].decisions[0].evidence.frames = vec![7, 8];
+        let scene = Scene::new(rec, None, None).unwrap();
+        let plan = EvidencePlan::new(&scene, "match.avi");
+        let mut frames = Painted { calib: &calib, at };
+        let written = write_crops(
+            &scene,
+            &calib,
+            plan,
+            &mut frames,
+            dir.path(),
+            &mut |_, _| {},
+        )
+        .expect("written");
+        let index = written.index.expect("an index");
+        let lost = &index.calls[0];
+        assert_eq!(lost.unread, vec![8]);
+        let crop = &lost.crops[0];
+        assert_eq!(crop.frame, 7);
+        assert!(written.flagged_png.contains_key(&crop.file));
+        let img = image::open(dir.path().join(&crop.file)).unwrap().to_rgb8();
+        let green = |p: Point| {
+            let (x, y) = crop.px_from_table(p);
+            img.get_pixel(x as u32, y as u32).0 == [0, 255, 0]
+        };
+        // 4 mm from the disc's centre: green (the outline drawn is at the coin's rim,
+        // 7.5 mm); 20 mm away: not.
+        assert!(green(Point::new(at.x + 4.0, at.y)));
+        assert!(green(Point::new(at.x, at.y - 4.0)));
+        assert!(!green(Point::new(at.x + 20.0, at.y)));
+        assert!(!green(Point::new(at.x, at.y + 20.0)));
+        let read: EvidenceIndex =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(INDEX_FILE)).unwrap())
+                .unwrap();
+        assert_eq!(read, index);
+    }
+}
