@@ -83,6 +83,12 @@ pub struct AnalyseArgs {
     /// without video or to look at what the detector saw (one video only).
     #[arg(long, value_name = "FILE.jsonl")]
     pub detections: Option<PathBuf>,
+    /// Also write, into DIR, small PNG crops of the table top seen from above at the
+    /// frames that decided each call (a loss, an exit, a coin in a hole, the first
+    /// item moved, ...), with what was measured drawn on, and index.json linking
+    /// each call to its crops (one video only; docs/formats.md).
+    #[arg(long, value_name = "DIR")]
+    pub evidence: Option<PathBuf>,
     /// Detect on the whole table in every frame instead of only where it changed
     /// (several times slower; to check that skipping still tables loses nothing).
     #[arg(long)]
@@ -182,6 +188,9 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
     if setup.detections.is_some() && videos.len() > 1 {
         bail!("--detections takes one video");
     }
+    if args.evidence.is_some() && videos.len() > 1 {
+        bail!("--evidence takes one video");
+    }
     let start = match &args.start {
         Some(p) => Some(load_start(p, &setup.settings)?),
         None => None,
@@ -204,6 +213,9 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
             d.commit()?;
         }
         eprintln!("fishtrack: wrote {}", output.display());
+        if let Some(dir) = &args.evidence {
+            super::replay::evidence_of_analysis(&record, &setup.settings, &videos[0], dir)?;
+        }
         if let Some(wrong) = wrong.as_ref().filter(|_| !args.force) {
             // A score with a player missing, or one too many, is likely a wrong
             // game file: no scoreboard, the record kept for a look.

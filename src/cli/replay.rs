@@ -6,6 +6,7 @@
 use crate::calibration::TableCalibration;
 use crate::config::Game;
 use crate::record::Record;
+use crate::replay::evidence::Written;
 use crate::replay::{self, DiagramStyle, Scene};
 use anyhow::{bail, Context};
 use clap::Args;
@@ -15,9 +16,11 @@ use std::path::{Path, PathBuf};
 ///
 /// Writes into DIR: `shot_NNN.png` (one diagram per shot, to scale), `report.html`
 /// (self-contained: score table, violations, diagrams, an interactive replay of every
-/// shot) and `annotated.avi` (MJPG; the original frames with every item, trajectory,
-/// lost item, coin in a hole and the running score drawn on). Without the video the
-/// diagrams and the report are still written, and a note says so.
+/// shot), `annotated.avi` (MJPG; the original frames with every item, trajectory,
+/// lost item, coin in a hole and the running score drawn on) and `evidence/` (PNG
+/// crops of the table top at each call's deciding frames and their `index.json`;
+/// the report's "Review first" shows the flagged calls' crops). Without the video
+/// the diagrams and the report are still written, and a note says so.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
     /// The record to replay (written by `fishtrack analyse`), or a simulator
@@ -53,9 +56,14 @@ pub struct ReplayArgs {
     /// Diagram scale in pixels per table millimetre.
     #[arg(long, default_value_t = 1.0)]
     pub scale: f64,
-    /// Do not write the annotated video even if the video is found.
+    /// Do not write the annotated video even if the video is found (nor the
+    /// evidence crops, which are cut from it).
     #[arg(long)]
     pub no_video: bool,
+    /// Do not write the evidence crops (DIR/evidence/: each call's deciding frames,
+    /// shown in the report) even if the video is found.
+    #[arg(long)]
+    pub no_evidence: bool,
 }
 
 /// Reads a record, or a simulator `truth.json` turned into one: its shots as the
@@ -190,7 +198,16 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let html = replay::report_html(&scene, &pngs, &notes);
+    let evidence = match &video {
+        Some(v) if !args.no_evidence => {
+            let (written, said) =
+                write_evidence(&scene, &v.calib, &v.path, &args.out.join("evidence"))?;
+            println!("{said}");
+            written
+        }
+        _ => Written::default(),
+    };
+    let html = replay::html::report_html_with_evidence(&scene, &pngs, &notes, &evidence);
     let report = args.out.join("report.html");
     std::fs::write(&report, html).with_context(|| format!("cannot write {}", report.display()))?;
     println!(
@@ -291,4 +308,73 @@ fn write_video(scene: &Scene, v: &ReadyVideo, args: &ReplayArgs) -> anyhow::Resu
 #[cfg(not(feature = "opencv"))]
 fn write_video(_scene: &Scene, _v: &ReadyVideo, _args: &ReplayArgs) -> anyhow::Result<()> {
     bail!("this build has no OpenCV")
+}
+
+/// Writes the evidence crops of every call of `scene`'s record into `dir`, cut from
+/// `video`, with a progress bar; also gives a line saying how many (`replay`, and
+/// `analyse --evidence` through [`evidence_of_analysis`]).
+#[cfg(feature = "opencv")]
+fn write_evidence(
+    scene: &Scene,
+    calib: &TableCalibration,
+    video: &Path,
+    dir: &Path,
+) -> anyhow::Result<(Written, String)> {
+    use crate::replay::evidence::{write_crops, EvidencePlan, VideoFrames, INDEX_FILE};
+    let spec = video.to_string_lossy().to_string();
+    let plan = EvidencePlan::new(scene, &spec);
+    let mut frames = VideoFrames::open(&spec)?;
+    let bar = super::progress_bar(plan.len() as u64, "evidence");
+    let written = write_crops(scene, calib, plan, &mut frames, dir, &mut |done, _| {
+        bar.set_position(done)
+    })
+    .with_context(|| format!("writing the evidence crops into {}", dir.display()))?;
+    bar.finish_and_clear();
+    let (calls, crops, unread) = written.index.as_ref().map_or((0, 0, 0), |i| {
+        (
+            i.calls.len(),
+            i.calls.iter().map(|c| c.crops.len()).sum::<usize>(),
+            i.calls.iter().map(|c| c.unread.len()).sum::<usize>(),
+        )
+    });
+    let mut said = format!(
+        "wrote {crops} evidence crops of {calls} calls: {}",
+        dir.join(INDEX_FILE).display()
+    );
+    if unread > 0 {
+        said.push_str(&format!(
+            " ({unread} not written: their frames could not be read; `unread` in the index)"
+        ));
+    }
+    Ok((written, said))
+}
+
+#[cfg(not(feature = "opencv"))]
+fn write_evidence(
+    _scene: &Scene,
+    _calib: &TableCalibration,
+    _video: &Path,
+    _dir: &Path,
+) -> anyhow::Result<(Written, String)> {
+    bail!("this build has no OpenCV: the evidence crops need the default `opencv` feature")
+}
+
+/// `analyse --evidence DIR`: the crops of the record just written, cut from the
+/// video it was made from, with the analysis's own game and calibration.
+pub(super) fn evidence_of_analysis(
+    record: &Record,
+    settings: &crate::driver::Settings,
+    video: &Path,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    let scene = Scene::new(
+        record.clone(),
+        Some(settings.game.clone()),
+        Some(settings.calibration.table.clone()),
+    )
+    .context("the record just written")?;
+    let (_, said) = write_evidence(&scene, &settings.calibration, video, dir)?;
+    // As analyse's other lines: on stderr, stdout keeps the scoreboard.
+    eprintln!("fishtrack: {said}");
+    Ok(())
 }

@@ -11,8 +11,11 @@
 //! The winner line at the top and each shot's points with their rules come from the
 //! rules engine (`rules::rescore_detailed` on the scene's game and table): the page
 //! only words what the engine decided. A referee's amendments (`fishtrack amend`) are
-//! listed after the violations. Uses: record, rules, amend, Scene.
+//! listed after the violations. With the evidence crops `replay` wrote beside the
+//! page (`evidence/`), "Review first" embeds the flagged calls' crops and each shot
+//! links every call's crops, collapsed. Uses: record, rules, amend, Scene, evidence.
 
+use super::evidence::{Crop, EvidenceIndex, Written};
 use super::Scene;
 use crate::model::{FrameIdx, ItemId};
 use crate::rules::{MatchState, PointEntry};
@@ -227,8 +230,9 @@ fn page_data(scene: &Scene) -> serde_json::Value {
 /// "Review first": every call less sure than the game's `review_below` that no
 /// amendment settled, least sure first within a shot, each with its sentence, its
 /// frames and what was measured; a line saying there are none when there are none
-/// (and nothing for a record without evidence, version 1).
-fn review_html(scene: &Scene) -> String {
+/// (and nothing for a record without evidence, version 1). With crops written
+/// (`evidence`), each flagged call's crops follow its row, embedded.
+fn review_html(scene: &Scene, evidence: &Written) -> String {
     let rec = &scene.record;
     if rec.shots.iter().all(|s| s.calls().is_empty()) {
         return String::new();
@@ -277,8 +281,70 @@ fn review_html(scene: &Scene) -> String {
             escape(&frames),
             escape(&measured.join("; ")),
         ));
+        let crops = evidence
+            .index
+            .as_ref()
+            .and_then(|i| i.calls.iter().find(|c| c.is(f.shot, f)));
+        if let Some(c) = crops.filter(|c| !c.crops.is_empty()) {
+            h.push_str("<tr class=\"crops\"><td colspan=\"6\">");
+            for crop in &c.crops {
+                let src = match evidence.flagged_png.get(&crop.file) {
+                    Some(png) => format!("data:image/png;base64,{}", base64_encode(png)),
+                    None => format!("{EVIDENCE_DIR}/{}", escape(&crop.file)),
+                };
+                h.push_str(&crop_figure(crop, &src, &e.why));
+            }
+            h.push_str("</td></tr>\n");
+        }
     }
     h.push_str("</table>\n");
+    h
+}
+
+/// The folder, beside the report, that `replay` writes the crops into.
+pub const EVIDENCE_DIR: &str = "evidence";
+
+/// One crop with its frame (and time) under it.
+fn crop_figure(crop: &Crop, src: &str, why: &str) -> String {
+    format!(
+        "<figure class=\"crop\"><a href=\"{EVIDENCE_DIR}/{file}\"><img src=\"{src}\" width=\"{w}\" height=\"{h}\" loading=\"lazy\" alt=\"frame {frame}: {why}\"></a><figcaption>frame {frame}</figcaption></figure>",
+        file = escape(&crop.file),
+        w = crop.width,
+        h = crop.height,
+        frame = crop.frame,
+        why = escape(why),
+    )
+}
+
+/// A shot's calls with their crops, collapsed: every call, not only the flagged
+/// ones, each linking the crops in the evidence folder.
+fn shot_evidence_html(index: &EvidenceIndex, shot: usize) -> String {
+    let calls: Vec<_> = index.calls.iter().filter(|c| c.shot == shot).collect();
+    if calls.is_empty() {
+        return String::new();
+    }
+    let crops: usize = calls.iter().map(|c| c.crops.len()).sum();
+    let mut h = format!(
+        "<details class=\"evidence\"><summary>Evidence: {} call{}, {crops} crop{}</summary>\n<ul>\n",
+        calls.len(),
+        if calls.len() == 1 { "" } else { "s" },
+        if crops == 1 { "" } else { "s" },
+    );
+    for c in calls {
+        h.push_str(&format!(
+            "<li{}><b>{}</b> ({:.2}): {}<div class=\"crops\">",
+            if c.flagged { " class=\"flagged\"" } else { "" },
+            escape(&c.what()),
+            c.confidence,
+            escape(&c.why)
+        ));
+        for crop in &c.crops {
+            let src = format!("{EVIDENCE_DIR}/{}", escape(&crop.file));
+            h.push_str(&crop_figure(crop, &src, &c.why));
+        }
+        h.push_str("</div></li>\n");
+    }
+    h.push_str("</ul></details>\n");
     h
 }
 
@@ -313,6 +379,18 @@ fn amendments_html(scene: &Scene) -> String {
 /// Builds the report. `diagrams_png[i]` is the PNG of `record.shots[i]` (missing
 /// entries are left out); `notes` are lines shown at the top (e.g. "no video").
 pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) -> String {
+    report_html_with_evidence(scene, diagrams_png, notes, &Written::default())
+}
+
+/// As [`report_html`], with the evidence crops `replay` wrote into `evidence/`
+/// beside the report: the flagged calls' crops embedded under "Review first", and
+/// every call's crops linked, collapsed, in its shot.
+pub fn report_html_with_evidence(
+    scene: &Scene,
+    diagrams_png: &[Vec<u8>],
+    notes: &[String],
+    evidence: &Written,
+) -> String {
     let rec = &scene.record;
     let mut h = String::new();
     let title = format!("Fish match: {}", rec.players.join(" vs "));
@@ -343,7 +421,7 @@ pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) ->
     }
 
     // The calls to look at first, before anything else the referee reads.
-    h.push_str(&review_html(scene));
+    h.push_str(&review_html(scene, evidence));
 
     // Players and their final totals (the score table below is built by the script).
     h.push_str("<h2>Players</h2>\n<ul class=\"players\">\n");
@@ -518,7 +596,11 @@ pub fn report_html(scene: &Scene, diagrams_png: &[Vec<u8>], notes: &[String]) ->
         for e in events {
             h.push_str(&format!("<li>{e}</li>\n"));
         }
-        h.push_str("</ul></section>\n");
+        h.push_str("</ul>\n");
+        if let Some(index) = &evidence.index {
+            h.push_str(&shot_evidence_html(index, s.index));
+        }
+        h.push_str("</section>\n");
     }
 
     h.push_str("<pre id=\"selftest-result\" hidden></pre>\n");
@@ -558,6 +640,12 @@ figure.player { width: 602px; }
 .lost { color: #d00; }
 .verdict-possible { color: #0a0; } .verdict-optional { color: #e90; } .verdict-impossible { color: #d00; }
 .legend span { margin-right: 1.2em; }
+tr.crops td { text-align: left; background: #fafafa; }
+figure.crop { display: inline-block; margin: 0.2em 0.4em 0.2em 0; vertical-align: top; }
+figure.crop img { border: 1px solid #999; display: block; }
+figure.crop figcaption { font-size: 0.85em; color: #555; }
+details.evidence { margin: 0.5em 0; }
+details.evidence li.flagged > b { color: #d00; }
 .winner { font-size: 1.3em; font-weight: bold; }
 ul.points { list-style: none; padding-left: 0; }
 ul.points li { margin: 0.15em 0; }

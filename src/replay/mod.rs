@@ -2,7 +2,8 @@
 //! (PNG, drawn to scale in table mm), the HTML match report, the frame-by-frame
 //! state the annotated video draws (`vision::annotate` does the OpenCV part), tables
 //! for other tools (CSV, MOTChallenge) and a summary over many matches. Pure: no
-//! OpenCV here, drawing uses the `image` crate. Uses: model, config, geometry,
+//! OpenCV here, drawing uses the `image` crate (`evidence` reads video frames through
+//! `vision::capture` with the `opencv` feature). Uses: model, config, geometry,
 //! record, rules (the points breakdown of an export).
 //!
 //! | file | owns |
@@ -13,6 +14,7 @@
 //! | `font` | a tiny built-in 5x7 bitmap font for labels in PNGs |
 //! | `labels` | label placement: no two labels overlap, none leaves the image |
 //! | `diagram` | shot diagrams and the table mm <-> diagram pixel map |
+//! | `evidence` | image crops of the table top at each call's deciding frames, and their index (`analyse --evidence`, `replay`) |
 //! | `html` | the self-contained HTML report |
 //! | `export` | a record as CSV tables and MOTChallenge tracks |
 //! | `summary` | standings and per-player figures over many records (CSV, HTML) |
@@ -21,6 +23,7 @@
 pub mod avi;
 pub mod diagram;
 pub mod draw;
+pub mod evidence;
 pub mod export;
 pub mod font;
 pub mod html;

@@ -81,6 +81,32 @@ pub struct Frame {
     pub image: Mat,
 }
 
+impl Frame {
+    /// The frame as an RGB `image::RgbImage`, for code that draws without OpenCV
+    /// (`replay::evidence` cuts its crops from it).
+    pub fn to_rgb(&self) -> Result<image::RgbImage, CaptureError> {
+        let what = || format!("{}: as RGB", self.name);
+        if self.image.typ() != core::CV_8UC3 {
+            return Err(CaptureError::ImageRead { path: what() });
+        }
+        // A decoded frame is one block; a view into another Mat is copied into one.
+        let whole;
+        let image = if self.image.is_continuous() {
+            &self.image
+        } else {
+            whole = cv(&what(), self.image.try_clone())?;
+            &whole
+        };
+        let bgr = cv(&what(), image.data_bytes())?;
+        let rgb: Vec<u8> = bgr
+            .chunks_exact(3)
+            .flat_map(|p| [p[2], p[1], p[0]])
+            .collect();
+        image::RgbImage::from_raw(image.cols() as u32, image.rows() as u32, rgb)
+            .ok_or(CaptureError::ImageRead { path: what() })
+    }
+}
+
 enum Kind {
     Images {
         paths: Vec<PathBuf>,

@@ -40,6 +40,7 @@ mod eval_calibration;
 #[cfg(feature = "opencv")]
 mod eval_suite;
 mod evidence;
+mod evidence_crops;
 #[cfg(feature = "opencv")]
 mod export_summary;
 #[cfg(feature = "opencv")]
