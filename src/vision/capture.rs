@@ -12,6 +12,7 @@
 //! Uses: model (FrameIdx), decoder_log; OpenCV videoio/imgcodecs to decode.
 
 use super::decoder_log;
+use super::picture_damage::PictureCheck;
 use crate::model::FrameIdx;
 use opencv::core::{Mat, Vector};
 use opencv::prelude::*;
@@ -133,6 +134,8 @@ struct Damage {
     read_to: FrameIdx,
     /// How reading ended, once it has: to hand out after the frames ahead.
     end: Option<Result<(), CaptureError>>,
+    /// Damage the decoder did not report, seen in the pictures.
+    pictures: PictureCheck,
 }
 
 /// A frame read ahead.
@@ -166,6 +169,7 @@ impl Damage {
             ahead: std::collections::VecDeque::new(),
             read_to: 0,
             end: None,
+            pictures: PictureCheck::new(),
         }
     }
 
@@ -615,7 +619,17 @@ fn next_video(
                 _ => Ok(None),
             };
         };
-        if !damage.judge(&frame) {
+        let reported = damage.judge(&frame);
+        // A frame the decoder reported is not looked at: it must not become the
+        // picture the next ones are compared with.
+        let sound = !reported
+            && (frame.image.empty()
+                || !cv("picture check", damage.pictures.damaged(&frame.image))?);
+        if frame.image.empty() {
+            // Only grabbed: the next picture has nothing before it to compare with.
+            damage.pictures.forget();
+        }
+        if sound {
             return Ok(Some((frame.index, frame.image)));
         }
         buffer = frame.image;
