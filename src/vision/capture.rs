@@ -6,10 +6,13 @@
 //! record use as time), so a caller finds damaged frames as gaps in the indices.
 //! A frame FFmpeg decodes *with errors* (its picture partly concealed guesswork) is
 //! skipped the same way, while a [`DecoderLog`](super::decoder_log::DecoderLog)
-//! counts FFmpeg's messages: see [`Damage`] for which frames an error marks.
+//! counts FFmpeg's messages: see [`Damage`] for which frames an error marks. So is a
+//! frame whose picture shows macroblock damage FFmpeg did not report (most damage,
+//! and the frames predicted from a damaged one): see
+//! [`picture_damage`](super::picture_damage).
 //! The video ends where the container's frame count says, or, past a cut, after
 //! [`MAX_FAILED_READS`] failed reads in a row.
-//! Uses: model (FrameIdx), decoder_log; OpenCV videoio/imgcodecs to decode.
+//! Uses: model (FrameIdx), decoder_log, picture_damage; OpenCV videoio/imgcodecs to decode.
 
 use super::decoder_log;
 use super::picture_damage::PictureCheck;
