@@ -6,12 +6,16 @@
 //! record use as time), so a caller finds damaged frames as gaps in the indices.
 //! A frame FFmpeg decodes *with errors* (its picture partly concealed guesswork) is
 //! skipped the same way, while a [`DecoderLog`](super::decoder_log::DecoderLog)
-//! counts FFmpeg's messages: see [`Damage`] for which frames an error marks.
+//! counts FFmpeg's messages: see [`Damage`] for which frames an error marks. So is a
+//! frame whose picture shows macroblock damage FFmpeg did not report (most damage,
+//! and the frames predicted from a damaged one): see
+//! [`picture_damage`](super::picture_damage).
 //! The video ends where the container's frame count says, or, past a cut, after
 //! [`MAX_FAILED_READS`] failed reads in a row.
-//! Uses: model (FrameIdx), decoder_log; OpenCV videoio/imgcodecs to decode.
+//! Uses: model (FrameIdx), decoder_log, picture_damage; OpenCV videoio/imgcodecs to decode.
 
 use super::decoder_log;
+use super::picture_damage::PictureCheck;
 use crate::model::FrameIdx;
 use opencv::core::{Mat, Vector};
 use opencv::prelude::*;
@@ -138,13 +142,15 @@ enum Kind {
 /// against a frame-by-frame difference from the clean demo: of 5 reads with
 /// errors, 3 came with their own damaged frame and 2 one read early (errors during
 /// the read of frame 404, the damage in 405).
-/// FFmpeg's messages carry no frame number, and with several videos decoded at once
-/// (`analyse A B C`) an error is charged to every video reading at that time (the
-/// clean demo analysed beside flip-1: frames 100 and 101 marked, exit 3).
+/// FFmpeg's messages carry no frame number; with several videos decoded at once
+/// (`analyse A B C`) each video counts only its own decoder's
+/// ([`VideoCount`](decoder_log::VideoCount)).
 /// The damage FFmpeg conceals spreads to the frames predicted from the damaged one
 /// (up to the next key frame), which decode without a message: they are not marked.
 /// Without a counting [`DecoderLog`](decoder_log::DecoderLog) nothing is read ahead.
 struct Damage {
+    /// This video's FFmpeg messages (none without a counting `DecoderLog`).
+    count: Option<decoder_log::VideoCount>,
     /// FFmpeg messages counted when the last read returned.
     seen: u64,
     /// The last frame marked by an error, if any.
@@ -157,6 +163,8 @@ struct Damage {
     read_to: FrameIdx,
     /// How reading ended, once it has: to hand out after the frames ahead.
     end: Option<Result<(), CaptureError>>,
+    /// Damage the decoder did not report, seen in the pictures.
+    pictures: PictureCheck,
 }
 
 /// A frame read ahead.
@@ -174,8 +182,8 @@ struct Ahead {
 const MAX_IN_FLIGHT: u64 = 16;
 
 impl Damage {
-    fn new() -> Damage {
-        let in_flight = if decoder_log::is_active() {
+    fn new(count: Option<decoder_log::VideoCount>) -> Damage {
+        let in_flight = if count.is_some() {
             // SAFETY: sysconf only reads a system figure.
             let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
             (cpus.max(1) as u64).min(MAX_IN_FLIGHT)
@@ -183,12 +191,27 @@ impl Damage {
             1
         };
         Damage {
-            seen: decoder_log::errors_seen(),
+            seen: count.as_ref().map_or(0, decoder_log::VideoCount::seen),
+            count,
             marked_until: None,
             in_flight,
             ahead: std::collections::VecDeque::new(),
             read_to: 0,
             end: None,
+            pictures: PictureCheck::new(),
+        }
+    }
+
+    /// This video's FFmpeg messages so far.
+    fn seen(&self) -> u64 {
+        self.count.as_ref().map_or(0, decoder_log::VideoCount::seen)
+    }
+
+    /// Runs `read` (a read of this video), its thread's messages counted as the video's.
+    fn reading<T>(&self, read: impl FnOnce() -> T) -> T {
+        match &self.count {
+            Some(count) => count.reading(read),
+            None => read(),
         }
     }
 
@@ -199,7 +222,7 @@ impl Damage {
 
     /// Takes frame `index`, just read into `image`.
     fn push(&mut self, index: FrameIdx, image: Mat) {
-        let now = decoder_log::errors_seen();
+        let now = self.seen();
         self.ahead.push_back(Ahead {
             index,
             image,
@@ -236,6 +259,23 @@ impl Damage {
         }
         self.marked_until.is_some_and(|m| frame.index <= m)
     }
+}
+
+/// A capture just opened, and its share of FFmpeg's messages (while they are counted).
+type Opened = (videoio::VideoCapture, Option<decoder_log::VideoCount>);
+
+/// Opens a capture with `open`; while FFmpeg's messages are counted, as a video of
+/// its own ([`VideoCount::open`](decoder_log::VideoCount::open)), so that another
+/// video's decoder errors are not taken for its own.
+fn open_counted(
+    what: &str,
+    open: impl FnOnce() -> opencv::Result<videoio::VideoCapture>,
+) -> Result<Opened, CaptureError> {
+    if !decoder_log::is_active() {
+        return Ok((cv(what, open())?, None));
+    }
+    let (capture, count) = decoder_log::VideoCount::open(open);
+    Ok((cv(what, capture)?, Some(count)))
 }
 
 /// A stream of frames from a video, a folder, a glob or one image.
@@ -300,11 +340,10 @@ impl FrameSource {
             return FrameSource::open_webcam(spec, device);
         }
         if is_device(spec) {
-            let capture = cv(
-                "camera",
-                videoio::VideoCapture::from_file(spec, videoio::CAP_V4L2),
-            )?;
-            return FrameSource::from_capture(spec, "camera", capture, false);
+            let opened = open_counted("camera", || {
+                videoio::VideoCapture::from_file(spec, videoio::CAP_V4L2)
+            })?;
+            return FrameSource::from_capture(spec, "camera", opened, false);
         }
         if stream_scheme(spec).is_some() {
             // A stream that does not answer must not hang the opening or a read.
@@ -314,11 +353,10 @@ impl FrameSource {
                 videoio::CAP_PROP_READ_TIMEOUT_MSEC,
                 STREAM_TIMEOUT_MS,
             ]);
-            let capture = cv(
-                "stream",
-                videoio::VideoCapture::from_file_with_params(spec, videoio::CAP_FFMPEG, &params),
-            )?;
-            return FrameSource::from_capture(spec, "stream", capture, false);
+            let opened = open_counted("stream", || {
+                videoio::VideoCapture::from_file_with_params(spec, videoio::CAP_FFMPEG, &params)
+            })?;
+            return FrameSource::from_capture(spec, "stream", opened, false);
         }
         let path = Path::new(spec);
         if path.is_dir() {
@@ -358,11 +396,10 @@ impl FrameSource {
         if is_image_path(path) {
             return FrameSource::from_images(spec, vec![path.to_path_buf()]);
         }
-        let capture = cv(
-            "video",
-            videoio::VideoCapture::from_file(spec, videoio::CAP_ANY),
-        )?;
-        FrameSource::from_capture(spec, "video", capture, true)
+        let opened = open_counted("video", || {
+            videoio::VideoCapture::from_file(spec, videoio::CAP_ANY)
+        })?;
+        FrameSource::from_capture(spec, "video", opened, true)
     }
 
     /// A source over an opened capture; `counted`: the container's frame count means
@@ -370,7 +407,7 @@ impl FrameSource {
     fn from_capture(
         spec: &str,
         what: &str,
-        capture: videoio::VideoCapture,
+        (capture, messages): Opened,
         counted: bool,
     ) -> Result<FrameSource, CaptureError> {
         if !cv(what, capture.is_opened())? {
@@ -392,7 +429,7 @@ impl FrameSource {
                 capture,
                 next: 0,
                 frames: (count >= 1.0).then_some(count as u64),
-                damage: Damage::new(),
+                damage: Damage::new(messages),
             },
             fps: (fps > 0.0).then_some(fps),
             live: !counted,
@@ -401,11 +438,10 @@ impl FrameSource {
 
     /// A live camera (`webcam:N`, N = OpenCV's device index): endless, no frame count.
     fn open_webcam(spec: &str, device: i32) -> Result<FrameSource, CaptureError> {
-        let capture = cv(
-            "webcam",
-            videoio::VideoCapture::new(device, videoio::CAP_ANY),
-        )?;
-        FrameSource::from_capture(spec, "webcam", capture, false)
+        let opened = open_counted("webcam", || {
+            videoio::VideoCapture::new(device, videoio::CAP_ANY)
+        })?;
+        FrameSource::from_capture(spec, "webcam", opened, false)
     }
 
     /// A source over the given image files, in this order.
@@ -591,12 +627,14 @@ fn next_video(
     loop {
         while damage.end.is_none() && (damage.ahead.len() as u64) < damage.in_flight {
             let mut image = std::mem::take(&mut buffer);
-            let read = read_one(v.capture, v.next, v.frames, v.fps, v.spec, &mut |c| {
-                if grab {
-                    c.grab()
-                } else {
-                    Ok(c.read(&mut image)? && !image.empty())
-                }
+            let read = damage.reading(|| {
+                read_one(v.capture, v.next, v.frames, v.fps, v.spec, &mut |c| {
+                    if grab {
+                        c.grab()
+                    } else {
+                        Ok(c.read(&mut image)? && !image.empty())
+                    }
+                })
             });
             match read {
                 Ok(Some(index)) => damage.push(index, image),
@@ -610,7 +648,17 @@ fn next_video(
                 _ => Ok(None),
             };
         };
-        if !damage.judge(&frame) {
+        let reported = damage.judge(&frame);
+        // A frame the decoder reported is not looked at: it must not become the
+        // picture the next ones are compared with.
+        let sound = !reported
+            && (frame.image.empty()
+                || !cv("picture check", damage.pictures.damaged(&frame.image))?);
+        if frame.image.empty() {
+            // Only grabbed: the next picture has nothing before it to compare with.
+            damage.pictures.forget();
+        }
+        if sound {
             return Ok(Some((frame.index, frame.image)));
         }
         buffer = frame.image;

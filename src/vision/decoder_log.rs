@@ -1,8 +1,20 @@
 //! FFmpeg's decoder messages, counted instead of printed: while a [`DecoderLog`]
 //! lives, the lines FFmpeg's logger writes (`[mpeg4 @ 0x55d0c8] ac-tex damaged at 4
-//! 24`) add one each to a process-wide count ([`errors_seen`]) and are not shown;
-//! any other line written the same way reaches stderr unchanged. The capture reads
-//! the count around each frame it reads to tell frames decoded with errors.
+//! 24`) add one each to a process-wide count ([`errors_seen`]) and to the count of
+//! the video whose decoder wrote them ([`VideoCount`]), and are not shown; any other
+//! line written the same way reaches stderr unchanged. The capture reads its video's
+//! count around each frame it reads to tell frames decoded with errors.
+//!
+//! Which video a line is from: FFmpeg's lines do not say (the `0x…` is a decoder
+//! context, one per decoding thread, that nothing outside FFmpeg knows), but the
+//! thread writing them does. A line is written by the thread that decodes: the
+//! reading thread itself (inside a read, or the opening) or one of the frame
+//! threads FFmpeg starts for that video's decoder when it is opened, and that live
+//! until it is closed. So videos are opened one at a time ([`VideoCount::open`]),
+//! the threads that appear during an opening are taken as that video's, and a
+//! thread inside a read or an opening ([`VideoCount::reading`]) counts for the
+//! video it reads. A line from a thread known to no video (none where `/proc` can
+//! be read) counts for every video open: too much damage said, never too little.
 //!
 //! How: FFmpeg's default logger writes with `fputs(.., stderr)`, C's `stderr`
 //! stream. The guard points that stream (a plain variable in glibc) at a glibc
@@ -14,7 +26,10 @@
 //! ([`SUPPORTED`] is false) and the count stays 0.
 //! Uses: libc only (no OpenCV: it sees FFmpeg's text, not its API).
 
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// FFmpeg lines seen since the process started, over every guard.
 static ERRORS_SEEN: AtomicU64 = AtomicU64::new(0);
@@ -33,6 +48,142 @@ pub fn errors_seen() -> u64 {
 /// Whether a guard lives and counts.
 pub fn is_active() -> bool {
     ACTIVE.load(Ordering::SeqCst)
+}
+
+/// The videos open (each with its count) and the decoding threads known to be
+/// theirs.
+#[derive(Default)]
+struct Registry {
+    next: u64,
+    videos: HashMap<u64, Arc<AtomicU64>>,
+    /// Thread id → the video whose decoder started the thread.
+    threads: HashMap<i64, u64>,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+/// Held while a video opens: the threads appearing meanwhile are its decoder's.
+static OPENING: Mutex<()> = Mutex::new(());
+
+thread_local! {
+    /// The video this thread is reading or opening, if any.
+    static CURRENT: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+fn registry() -> MutexGuard<'static, Option<Registry>> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The calling thread's id (the kernel's, as `/proc/self/task` lists it).
+fn thread_id() -> i64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid takes no argument and cannot fail.
+        unsafe { libc::syscall(libc::SYS_gettid) }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        0
+    }
+}
+
+/// The threads of this process now; `None` where `/proc` cannot be read.
+fn threads_now() -> Option<HashSet<i64>> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let dir = std::fs::read_dir("/proc/self/task").ok()?;
+    Some(
+        dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect(),
+    )
+}
+
+/// Counts one FFmpeg line written by the calling thread: to the video it reads or
+/// opens, else to the video whose decoder thread it is, else to every video open.
+fn charge_line() {
+    ERRORS_SEEN.fetch_add(1, Ordering::SeqCst);
+    let current = CURRENT.try_with(Cell::get).ok().flatten();
+    let guard = registry();
+    let Some(reg) = guard.as_ref() else {
+        return;
+    };
+    let owner = current.or_else(|| reg.threads.get(&thread_id()).copied());
+    match owner.and_then(|id| reg.videos.get(&id)) {
+        Some(count) => {
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+        None => {
+            for count in reg.videos.values() {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// One open video's share of FFmpeg's lines: those its decoder wrote since it was
+/// opened. Dropping it forgets the video and its threads (drop it after the
+/// video is closed).
+pub struct VideoCount {
+    id: u64,
+    count: Arc<AtomicU64>,
+}
+
+impl VideoCount {
+    /// Runs `open` (which opens one video) with the other openings held off, and
+    /// takes the threads that appeared meanwhile as this video's decoder's.
+    pub fn open<T>(open: impl FnOnce() -> T) -> (T, VideoCount) {
+        let _one_at_a_time = OPENING.lock().unwrap_or_else(|p| p.into_inner());
+        let count = Arc::new(AtomicU64::new(0));
+        let id = {
+            let mut guard = registry();
+            let reg = guard.get_or_insert_with(Registry::default);
+            reg.next += 1;
+            reg.videos.insert(reg.next, Arc::clone(&count));
+            reg.next
+        };
+        let video = VideoCount { id, count };
+        let before = threads_now();
+        let opened = video.reading(open);
+        if let (Some(before), Some(after)) = (before, threads_now()) {
+            let mut guard = registry();
+            if let Some(reg) = guard.as_mut() {
+                for tid in after.difference(&before) {
+                    // A thread id may be one a closed video's thread had.
+                    reg.threads.insert(*tid, id);
+                }
+            }
+        }
+        (opened, video)
+    }
+
+    /// Runs `read` (a read of this video) with the lines the calling thread writes
+    /// meanwhile counted as this video's.
+    pub fn reading<T>(&self, read: impl FnOnce() -> T) -> T {
+        let before = CURRENT.with(|c| c.replace(Some(self.id)));
+        // Put back also when `read` unwinds.
+        struct Restore(Option<u64>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let _ = CURRENT.try_with(|c| c.set(self.0));
+            }
+        }
+        let _restore = Restore(before);
+        read()
+    }
+
+    /// This video's FFmpeg lines so far.
+    pub fn seen(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for VideoCount {
+    fn drop(&mut self) {
+        if let Some(reg) = registry().as_mut() {
+            reg.videos.remove(&self.id);
+            reg.threads.retain(|_, v| *v != self.id);
+        }
+    }
 }
 
 /// Whether `line` is an FFmpeg log line, `[name @ 0x1a2b] text`, once any colour
@@ -174,8 +325,7 @@ impl Drop for DecoderLog {
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod glibc {
-    use super::{LineSorter, ERRORS_SEEN};
-    use std::sync::atomic::Ordering;
+    use super::{charge_line, LineSorter};
     use std::sync::Mutex;
 
     type Write =
@@ -226,8 +376,13 @@ mod glibc {
         let mut guard = SORTER.lock().unwrap_or_else(|p| p.into_inner());
         match guard.as_mut() {
             Some(sorter) => {
+                // A line is charged to the thread that ends it: FFmpeg writes each
+                // of its lines whole under its own lock, so that is the thread that
+                // wrote all of it.
                 let counted = sorter.write(bytes, &mut |l| to_fd2(l));
-                ERRORS_SEEN.fetch_add(counted, Ordering::SeqCst);
+                for _ in 0..counted {
+                    charge_line();
+                }
             }
             None => to_fd2(bytes),
         }
@@ -289,7 +444,9 @@ mod glibc {
             let sorter = SORTER.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(mut sorter) = sorter {
                 let counted = sorter.finish(&mut |l| to_fd2(l));
-                ERRORS_SEEN.fetch_add(counted, Ordering::SeqCst);
+                for _ in 0..counted {
+                    charge_line();
+                }
             }
         }
     }
@@ -349,6 +506,30 @@ mod tests {
         put(c"[mpeg4 @ 0x642ccc0] ");
         put(c"Error at MB: 1948\n");
         assert_eq!(errors_seen() - before, 2);
+
+        // Each video counts the lines of the thread reading it and of the threads
+        // its opening started; a line from a thread of neither counts for both.
+        let ((), a) = VideoCount::open(|| ());
+        let (go, b) = VideoCount::open(|| {
+            let (go, wait) = std::sync::mpsc::channel::<()>();
+            let worker = std::thread::spawn(move || {
+                while wait.recv().is_ok() {
+                    put(c"[mpeg4 @ 0x77] from b's decoder thread\n");
+                }
+            });
+            (go, worker)
+        });
+        a.reading(|| put(c"[mpeg4 @ 0x66] read from a\n"));
+        assert_eq!((a.seen(), b.seen()), (1, 0));
+        go.0.send(()).unwrap();
+        drop(go.0);
+        go.1.join().unwrap();
+        assert_eq!((a.seen(), b.seen()), (1, 1));
+        std::thread::spawn(move || put(c"[mpeg4 @ 0x88] from nobody's thread\n"))
+            .join()
+            .unwrap();
+        assert_eq!((a.seen(), b.seen()), (2, 2));
+        assert_eq!(errors_seen() - before, 5);
         drop(log);
         let after = errors_seen();
         put(c"[mpeg4 @ 0x642ccc0] printed, not counted (the test's own stderr)\n");

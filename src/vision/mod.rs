@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `capture` | reading frames from videos, image folders, globs |
 //! | `decoder_log` | FFmpeg's decoder messages counted (frames decoded with errors) instead of printed |
+//! | `picture_damage` | frames whose picture shows macroblock damage the decoder did not report |
 //! | `calibrate` | chessboard and table-corner calibration solvers |
 //! | `board_size` | whether the chessboard found is the whole board, or which size is seen |
 //! | `rectify` | undistortion and the top-down table view (one `remap`) |
@@ -18,6 +19,7 @@ pub mod board_size;
 pub mod calibrate;
 pub mod capture;
 pub mod decoder_log;
+pub mod picture_damage;
 pub mod rectify;
 pub mod render;
 pub mod topview;

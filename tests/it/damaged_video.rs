@@ -1,7 +1,8 @@
 //! `fishtrack analyse` on damaged videos, through the binary (issue 16): a frame that
 //! fails to decode is skipped and counted and the match read on; a file cut inside a
 //! frame is read up to the cut and said so; an output folder that cannot be written
-//! fails before the analysis; a folder of clips of which one fails exits 3. The
+//! fails before the analysis; a folder of clips of which one fails exits 3, and a
+//! clean clip read beside a damaged one is not charged with its errors. The
 //! damaged copies are made here from the bundled demo (MPEG-4 in AVI); where to
 //! damage or cut it is read from the demo's record.
 #![cfg(feature = "opencv")]
@@ -300,4 +301,57 @@ fn a_folder_with_one_good_and_one_broken_video_exits_3() {
     assert!(out.join("a.record.json").exists(), "{err}");
     assert!(!out.join("b.record.json").exists(), "{err}");
     assert!(temporaries(&out).is_empty(), "{:?}", temporaries(&out));
+}
+
+#[test]
+fn a_clean_clip_beside_a_damaged_one_is_not_charged_with_its_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let clips = d.join("clips");
+    std::fs::create_dir(&clips).unwrap();
+    std::fs::copy(repo("samples/demo/match.avi"), clips.join("a.avi")).unwrap();
+    // A byte flipped halfway into every 25th frame's data, all through the clip: the
+    // decoder complains while the clean clip is read beside it.
+    let mut bytes = demo();
+    for (at, len) in frame_chunks(&bytes).into_iter().skip(10).step_by(25) {
+        bytes[at + len / 2] ^= 0x5a;
+    }
+    std::fs::write(clips.join("b.avi"), &bytes).unwrap();
+    let out = d.join("out");
+    let (code, err) = analyse(&[s(&clips), "--quiet", "-o", s(&out)]);
+    assert!(!err.contains("[mpeg4"), "{err}");
+    let damaged = json(&out.join("b.record.json"));
+    assert!(
+        damaged["video"]["damaged_frames"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty()),
+        "the damaged clip's errors are its own: {}",
+        damaged["video"]
+    );
+    let clean = json(&out.join("a.record.json"));
+    assert!(
+        clean["video"]["damaged_frames"].is_null() && clean["video"]["damaged_shots"].is_null(),
+        "the clean clip is charged with nothing: {}",
+        clean["video"]
+    );
+    let truth = json(&repo("samples/demo/record.json"));
+    let shots = |r: &serde_json::Value| -> Vec<serde_json::Value> {
+        let list = r["shots"].as_array().cloned().unwrap_or_default();
+        list.iter().map(|s| s["score"].clone()).collect()
+    };
+    assert_eq!(
+        shots(&clean),
+        shots(&truth),
+        "the clean clip is scored as alone"
+    );
+    assert_eq!(clean["scores"], truth["scores"]);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert!(
+        warnings.iter().all(|w| w.contains("b.avi")) && !err.contains("a.avi: warning"),
+        "{err}"
+    );
+    let b_shots = damaged["video"]["damaged_shots"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert_eq!(code, if b_shots > 0 { 3 } else { 0 }, "{err}");
 }
