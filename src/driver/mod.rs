@@ -414,16 +414,7 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
                     skipped.extend(note.skipped);
                     tell.camera(&mut *listener, note, last)?;
                 }
-                while let Some(ask) = listener.amendment() {
-                    tell.amend(
-                        &mut *listener,
-                        settings,
-                        &mut earlier,
-                        &mut analysis,
-                        &ask,
-                        last,
-                    )?;
-                }
+                tell.amend_asked(&mut *listener, settings, &mut earlier, &mut analysis, last)?;
                 if listener.stop() {
                     on_request = true;
                     return Ok(Flow::Stop);
@@ -467,16 +458,7 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         listener.detections(dets)?;
         frames = index + 1;
         listener.progress(frames);
-        while let Some(ask) = listener.amendment() {
-            tell.amend(
-                &mut *listener,
-                settings,
-                &mut earlier,
-                &mut analysis,
-                &ask,
-                index,
-            )?;
-        }
+        tell.amend_asked(&mut *listener, settings, &mut earlier, &mut analysis, index)?;
         if listener.stop() {
             on_request = true;
             return Ok(Flow::Stop);
@@ -663,6 +645,21 @@ impl Teller {
     /// Makes a referee's amendment ([`amending::make`]) and tells it: the changed
     /// shots' records, the `amended` event, and `match_over` if the amended match is
     /// over. One the rules or the record refuse is answered and changes nothing.
+    /// Makes every amendment the listener has been asked for since the last frame.
+    fn amend_asked<L: Listener + ?Sized>(
+        &mut self,
+        listener: &mut L,
+        settings: &Settings,
+        earlier: &mut Vec<crate::record::Shot>,
+        analysis: &mut Analysis,
+        known_at: FrameIdx,
+    ) -> Result<(), DriverError> {
+        while let Some(ask) = listener.amendment() {
+            self.amend(listener, settings, earlier, analysis, &ask, known_at)?;
+        }
+        Ok(())
+    }
+
     fn amend<L: Listener + ?Sized>(
         &mut self,
         listener: &mut L,

@@ -94,6 +94,19 @@ fn as_read(events: &[EventLine]) -> Vec<EventLine> {
         .collect()
 }
 
+/// The demo's recorded detections from frame `from` on, run from `start` (a resume).
+fn resume_demo(d: &Demo, from: u64, start: &driver::Start) -> driver::Outcome {
+    let rest: Vec<FrameDetections> = d
+        .kept
+        .detections
+        .iter()
+        .filter(|f| f.frame >= from)
+        .cloned()
+        .collect();
+    let source = Recorded::new(&d.spec, d.fps, rest).starting_at(from);
+    driver::run(&settings(), Some(start), source, &mut Collect::default()).expect("resume")
+}
+
 fn shot_overs(events: &[EventLine]) -> Vec<&EventLine> {
     events
         .iter()
@@ -434,16 +447,7 @@ fn a_match_resumed_from_its_journal_after_a_shot_ends_with_the_same_scores() {
     let point = read.resume_point().expect("a match");
     let from = point.last_frame.expect("a frame") + 1;
     let start = point.start(&settings().game);
-    let rest: Vec<FrameDetections> = d
-        .kept
-        .detections
-        .iter()
-        .filter(|f| f.frame >= from)
-        .cloned()
-        .collect();
-    let source = Recorded::new(&d.spec, d.fps, rest).starting_at(from);
-    let outcome =
-        driver::run(&settings(), Some(&start), source, &mut Collect::default()).expect("resume");
+    let outcome = resume_demo(d, from, &start);
     assert_eq!(outcome.record.scores, d.outcome.record.scores);
     let shots: Vec<_> = outcome
         .record
@@ -901,16 +905,7 @@ fn an_amendment_from_the_page_is_made_journaled_and_resumed_from() {
     let from = point.last_frame.expect("a frame") + 1;
     let mut start = point.start(&settings().game);
     start.earlier = vec![(**last_record).clone()];
-    let rest: Vec<FrameDetections> = d
-        .kept
-        .detections
-        .iter()
-        .filter(|f| f.frame >= from)
-        .cloned()
-        .collect();
-    let source = Recorded::new(&d.spec, d.fps, rest).starting_at(from);
-    let resumed =
-        driver::run(&settings(), Some(&start), source, &mut Collect::default()).expect("resume");
+    let resumed = resume_demo(d, from, &start);
     assert_eq!(resumed.record.scores, outcome.record.scores);
 }
 
