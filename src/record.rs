@@ -24,9 +24,10 @@ pub struct VideoInfo {
     pub frames: u64,
     pub width: u32,
     pub height: u32,
-    /// Frames that could not be decoded, or that FFmpeg decoded with errors (their
-    /// picture partly guessed), and were skipped (container indices, in order):
-    /// nothing was seen in them. `frames` counts them too.
+    /// Frames that could not be decoded, that FFmpeg decoded with errors (their
+    /// picture partly guessed), or whose picture shows macroblock damage FFmpeg did
+    /// not report, and were skipped (container indices, in order): nothing was seen
+    /// in them. `frames` counts them too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub damaged_frames: Vec<FrameIdx>,
     /// The shots (their `index`) a damaged frame falls in: a frame falls in the
