@@ -314,43 +314,29 @@ mod tests {
         assert!(check.damaged_small(small(broken(sound.clone(), &[(2, 2)]))));
     }
 
-    /// The check costs little next to decoding: measured on the demo (1280×720
-    /// MPEG-4), both per frame; fails if the check took as long as the decoding.
+    /// No frame of the clean demo (1280×720 MPEG-4, its first 120 frames) is called
+    /// damaged. (The check's cost is measured in docs/hostile.md, not here: a timed
+    /// test fails on a loaded machine.)
     #[test]
-    fn the_check_costs_little_next_to_decoding() {
+    fn no_frame_of_the_clean_demo_is_damage() {
         use opencv::videoio;
         let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/demo/match.avi");
         let mut capture = videoio::VideoCapture::from_file(demo, videoio::CAP_ANY).unwrap();
         let mut check = PictureCheck::new();
-        let zero = std::time::Duration::ZERO;
-        let (mut decode, mut look, mut shrink) = (zero, zero, zero);
         let mut image = Mat::default();
         let mut frames = 0u32;
         while frames < 120 {
-            let t = std::time::Instant::now();
             if !capture.read(&mut image).unwrap() || image.empty() {
                 break;
             }
-            decode += t.elapsed();
-            let t = std::time::Instant::now();
             let small = Small::of(&image).unwrap().unwrap();
-            shrink += t.elapsed();
             assert!(
                 !check.damaged_small(small),
                 "frame {frames} of the clean demo"
             );
-            look += t.elapsed();
             frames += 1;
         }
         assert_eq!(frames, 120);
-        let per = |d: std::time::Duration| d.as_secs_f64() * 1e3 / f64::from(frames);
-        eprintln!(
-            "per frame: decoding {:.2} ms, the picture check {:.2} ms ({:.2} ms of it shrinking)",
-            per(decode),
-            per(look),
-            per(shrink)
-        );
-        assert!(look < decode, "{look:?} against {decode:?}");
     }
 
     #[test]
