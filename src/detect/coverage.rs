@@ -27,32 +27,8 @@ pub(super) fn unknown_bits(player: usize) -> u8 {
 /// as none (`Detector::player_coverages`; the exposure reading predicts it so).
 pub(super) const COVERAGE_FLOOR: f64 = 0.2;
 
-/// How far a chroma `d` (from the table's) lies along a player's axis from the table's
-/// colour (`axis`, its squared length and length), 0 when off the line by `off` or
-/// more, when it is another player's colour (`nearest` false) past 0.3, or below
-/// [`COVERAGE_FLOOR`].
-fn along_line(d: [f64; 2], axis: [f64; 2], len2: f64, len: f64, off: f32, nearest: bool) -> f32 {
-    let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
-    let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len;
-    let mut a = if (across as f32) < off {
-        along as f32
-    } else {
-        0.0
-    };
-    if a > 0.3 && !nearest {
-        a = 0.0;
-    }
-    // Noise near the table colour is not coverage.
-    if a < COVERAGE_FLOOR as f32 {
-        0.0
-    } else {
-        a.min(1.0)
-    }
-}
-
 impl Detector {
-    /// Each player's colour coverage of every pixel, and the `blocked` bits of the
-    /// players' colours ([`Detector::block_occluded`] adds the occluders').
+    /// Each player's colour coverage of every pixel, and the `blocked` bits.
     ///
     /// A pixel's coverage for a player is how far its chroma lies from the table's
     /// toward the player's (anti-aliased edges count partly), zero when it lies off
@@ -104,28 +80,31 @@ impl Detector {
                 let Some((axis, len2, len)) = *axis else {
                     continue;
                 };
-                let a = along_line(d, axis, len2, len, off, k == nearest);
+                let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
+                let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len;
+                let mut a = if (across as f32) < off {
+                    along as f32
+                } else {
+                    0.0
+                };
+                if a > 0.3 && k != nearest {
+                    a = 0.0;
+                }
+                // Noise near the table colour is not coverage.
+                let a = if a < COVERAGE_FLOOR as f32 {
+                    0.0
+                } else {
+                    a.min(1.0)
+                };
+                self.coverages[k * n + i] = a;
                 if a > 0.5 && k < PLAYER_BITS {
                     bits |= 1 << k;
                 }
-                self.coverages[k * n + i] = a;
             }
             self.blocked[i] = bits;
         }
         // Grown by a pixel: the mixed pixels where two tags meet belong to neither.
         grow_bits(&mut self.blocked, &mut self.blocked_tmp, g.width, g.height);
-    }
-
-    /// Whether pixel `i` reads as some player's tag colour (coverage over one half):
-    /// the tag search would take it for tag, so the occluder search must not take it
-    /// for a hand. Valid after [`Detector::player_coverages`] on this view.
-    pub(super) fn reads_as_a_tag(&self, i: usize) -> bool {
-        let n = self.blocked.len();
-        (0..self.players.len()).any(|k| self.coverages.get(k * n + i).is_some_and(|&a| a > 0.5))
-    }
-
-    /// Marks the pixels under this view's occluders in `blocked`: no tag shows there.
-    pub(super) fn block_occluded(&mut self) {
         if self.any_hidden {
             for (b, h) in self.blocked.iter_mut().zip(&self.hidden) {
                 if *h > 0.5 {

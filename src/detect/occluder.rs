@@ -70,14 +70,11 @@ impl Detector {
             // Only an odd pixel needs the players' colours (most are plain table).
             let odd = dt2 > 2.25 * off * off || odd_brightness;
             let changed = !odd && memory.is_some_and(|m| self.table_memory.changed(view, m, i));
-            // A player's colour, near it or on its line from the table's (a tag
-            // washed out toward the table's colour by the light), is no hand.
             self.coverage[i] = if (odd || changed)
                 && !self
                     .players
                     .iter()
                     .any(|p| dist2(c64, *p) < 4.0 * off * off)
-                && !self.reads_as_a_tag(i)
             {
                 // Odd in colour, or only changed since the table was seen bare.
                 if odd {
