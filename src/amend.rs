@@ -773,19 +773,17 @@ pub fn synthetic_record(game: &Game, table: &Table, shots: usize) -> Result<Reco
         });
         poses = end;
     }
-    let record = Record {
-        version: crate::record::RECORD_VERSION,
-        video: crate::record::VideoInfo {
+    let record = Record::new(
+        game.clone(),
+        table.corners_mm(),
+        crate::record::VideoInfo {
             fps: 30.0,
             frames: 30 + 100 * shots as u64,
             ..Default::default()
         },
-        players: game.players.iter().map(|p| p.name.clone()).collect(),
-        shots: out,
-        scores: vec![0; n],
-        game: Some(game.clone()),
-        table_mm: Some(table.corners().iter().map(|p| [p.x, p.y]).collect()),
-    };
+        out,
+        vec![0; n],
+    );
     crate::rules::rescore(game, table, &record)
 }
 

@@ -7,7 +7,7 @@
 use crate::config::Game;
 use crate::geometry::Table;
 use crate::model::{FrameIdx, ItemId, ItemKind, PlayerIdx};
-use crate::record::{Record, Shot, StartState, VideoInfo, RECORD_VERSION};
+use crate::record::{Record, Shot, StartState, VideoInfo};
 use crate::rules::{judge_shot, MatchState, RulesError, ShotJudgement};
 use crate::shots::{ShotConfig, ShotCutter};
 use crate::track::{FrameDetections, StrangerTag, TrackError, Tracker, TrackerConfig};
@@ -205,15 +205,13 @@ impl Analysis {
     /// Closes a shot still in progress ([`close`](Self::close)) and writes the record.
     pub fn finish(mut self, video: VideoInfo) -> Result<(Record, MatchState), PipelineError> {
         self.close()?;
-        let record = Record {
-            version: RECORD_VERSION,
+        let record = Record::new(
+            self.game,
+            self.table.corners_mm(),
             video,
-            players: self.game.players.iter().map(|p| p.name.clone()).collect(),
-            shots: self.shots,
-            scores: self.state.scores.clone(),
-            game: Some(self.game),
-            table_mm: Some(self.table.corners().iter().map(|p| [p.x, p.y]).collect()),
-        };
+            self.shots,
+            self.state.scores.clone(),
+        );
         Ok((record, self.state))
     }
 }

@@ -950,6 +950,26 @@ pub struct Record {
 }
 
 impl Record {
+    /// A record, at this build's version, of `shots` played under `game` on the table
+    /// `table_mm` (its corners), with the totals `scores`: the players are the game's.
+    pub fn new(
+        game: Game,
+        table_mm: Vec<[f64; 2]>,
+        video: VideoInfo,
+        shots: Vec<Shot>,
+        scores: Vec<i32>,
+    ) -> Record {
+        Record {
+            version: RECORD_VERSION,
+            video,
+            players: game.players.iter().map(|p| p.name.clone()).collect(),
+            shots,
+            scores,
+            game: Some(game),
+            table_mm: Some(table_mm),
+        }
+    }
+
     pub fn load(path: &Path) -> Result<Record, ConfigError> {
         let record: Record = crate::config::load_checked(path)?;
         if !(OLDEST_RECORD_VERSION..=RECORD_VERSION).contains(&record.version) {

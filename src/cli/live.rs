@@ -21,7 +21,7 @@ use crate::driver::{
     ResumePoint, Settings, Start, VideoSource,
 };
 use crate::model::FrameIdx;
-use crate::record::{Record, Shot, VideoInfo, RECORD_VERSION};
+use crate::record::{Record, Shot, VideoInfo};
 use std::collections::{BTreeMap, VecDeque};
 
 /// `live --help`'s text (the subcommand's, in cli/mod.rs: a variant's doc line
@@ -464,10 +464,10 @@ fn resumed_from(
 /// The record of a match whose journal says it was over.
 fn record_of_journal(source: &str, settings: &Settings, r: &Resumed) -> Record {
     let [width, height] = settings.calibration.camera.image_size;
-    let game = settings.game.clone();
-    Record {
-        version: RECORD_VERSION,
-        video: VideoInfo {
+    Record::new(
+        settings.game.clone(),
+        settings.calibration.table.corners_mm(),
+        VideoInfo {
             path: source.to_string(),
             fps: settings.fps.or(r.fps).unwrap_or(30.0),
             frames: r.point.last_frame.map_or(0, |f| f + 1),
@@ -475,20 +475,9 @@ fn record_of_journal(source: &str, settings: &Settings, r: &Resumed) -> Record {
             height,
             ..VideoInfo::default()
         },
-        players: game.players.iter().map(|p| p.name.clone()).collect(),
-        shots: r.shots.clone(),
-        scores: r.point.scores.clone(),
-        table_mm: Some(
-            settings
-                .calibration
-                .table
-                .corners()
-                .iter()
-                .map(|p| [p.x, p.y])
-                .collect(),
-        ),
-        game: Some(game),
-    }
+        r.shots.clone(),
+        r.point.scores.clone(),
+    )
 }
 
 /// `Anna 1, Boris -3`.

@@ -12,7 +12,7 @@ use super::{DriverError, Settings};
 use crate::amend::{self, Request};
 use crate::model::Pose;
 use crate::pipeline::Analysis;
-use crate::record::{Record, Shot, VideoInfo, RECORD_VERSION};
+use crate::record::{Record, Shot, VideoInfo};
 use crate::rules::{rescore_detailed, MatchState};
 use std::sync::mpsc::SyncSender;
 
@@ -72,18 +72,16 @@ pub(crate) fn make(
         return Ok(Err("no shot has been judged yet: nothing to amend".into()));
     }
     let players: Vec<String> = game.players.iter().map(|p| p.name.clone()).collect();
-    let record = Record {
-        version: RECORD_VERSION,
-        video: VideoInfo {
+    let record = Record::new(
+        game.clone(),
+        table.corners_mm(),
+        VideoInfo {
             fps,
             ..VideoInfo::default()
         },
-        players: players.clone(),
         shots,
-        scores: analysis.state().scores.clone(),
-        game: Some(game.clone()),
-        table_mm: Some(table.corners().iter().map(|p| [p.x, p.y]).collect()),
-    };
+        analysis.state().scores.clone(),
+    );
     let out = match amend::amend(
         game,
         table,

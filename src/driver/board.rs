@@ -408,11 +408,13 @@ fn amend(mut request: Request, context: &Context, local: bool) -> std::io::Resul
     match rx.recv_timeout(ANSWER_WITHIN) {
         Ok(Ok(line)) => request.respond(verdict(200, true, &line)),
         Ok(Err(line)) => request.respond(verdict(409, false, &line)),
-        Err(_) => request.respond(verdict(
-            503,
-            false,
-            "the match did not take the amendment in 10 s (it is not reading frames); try again",
-        )),
+        Err(_) => {
+            let line = format!(
+                "the match did not take the amendment in {} s (it is not reading frames); try again",
+                ANSWER_WITHIN.as_secs()
+            );
+            request.respond(verdict(503, false, &line))
+        }
     }
 }
 

@@ -369,13 +369,6 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
     let mut earlier = start.map(|s| s.earlier.clone()).unwrap_or_default();
     // A resumed source starts at a later frame: the match is ready there.
     let first = info.first;
-    let corners = settings
-        .calibration
-        .table
-        .corners()
-        .iter()
-        .map(|p| [p.x, p.y])
-        .collect();
     tell.emit(
         &mut *listener,
         first,
@@ -386,7 +379,10 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
             scores: state.scores.clone(),
             mover: state.next_player,
             poses: start.map(|s| s.poses.poses.clone()).unwrap_or_default(),
-            table: Some(events::TableShape::new(corners, &game.items)),
+            table: Some(events::TableShape::new(
+                settings.calibration.table.corners_mm(),
+                &game.items,
+            )),
             colors: game.players.iter().map(|p| p.color.clone()).collect(),
         },
     )?;
@@ -642,9 +638,6 @@ impl Teller {
 }
 
 impl Teller {
-    /// Makes a referee's amendment ([`amending::make`]) and tells it: the changed
-    /// shots' records, the `amended` event, and `match_over` if the amended match is
-    /// over. One the rules or the record refuse is answered and changes nothing.
     /// Makes every amendment the listener has been asked for since the last frame.
     fn amend_asked<L: Listener + ?Sized>(
         &mut self,
@@ -660,6 +653,9 @@ impl Teller {
         Ok(())
     }
 
+    /// Makes a referee's amendment ([`amending::make`]) and tells it: the changed
+    /// shots' records, the `amended` event, and `match_over` if the amended match is
+    /// over. One the rules or the record refuse is answered and changes nothing.
     fn amend<L: Listener + ?Sized>(
         &mut self,
         listener: &mut L,

@@ -87,6 +87,12 @@ impl Table {
         &self.corners
     }
 
+    /// The corners as `[x, y]` pairs (mm), as the files keep them ([`Table::from_corners`]
+    /// reads them back).
+    pub fn corners_mm(&self) -> Vec<[f64; 2]> {
+        self.corners.iter().map(|p| [p.x, p.y]).collect()
+    }
+
     /// The edges as (start, end) pairs, counter-clockwise.
     pub fn edges(&self) -> impl Iterator<Item = (Point, Point)> + '_ {
         let n = self.corners.len();

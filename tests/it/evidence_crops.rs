@@ -249,18 +249,23 @@ fn replay_writes_the_crops_and_the_report_shows_the_flagged_ones_first() {
         repo("calibration/table.json"),
     );
     let rec = dir.path().join("record.json");
-    let (code, stdout, err) = run(&[
-        "replay",
-        s(&rec),
-        "--video",
-        s(&video),
-        "--table",
-        s(&table),
-        "--shot",
-        "0",
-        "-o",
-        s(&out),
-    ]);
+    // `replay` of the record's shot 0 with the video, into `to`, with `extra` flags.
+    let replay = |to: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "replay",
+            s(&rec),
+            "--video",
+            s(&video),
+            "--table",
+            s(&table),
+            "--shot",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["-o", s(to)]);
+        run(&args)
+    };
+    let (code, stdout, err) = replay(&out, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("evidence crops"), "{stdout}");
     let idx = index(&out.join("evidence"));
@@ -313,19 +318,7 @@ fn replay_writes_the_crops_and_the_report_shows_the_flagged_ones_first() {
 
     // --no-evidence: no folder, no crops on the page.
     let bare = dir.path().join("bare");
-    let (code, _, err) = run(&[
-        "replay",
-        s(&rec),
-        "--video",
-        s(&video),
-        "--table",
-        s(&table),
-        "--shot",
-        "0",
-        "--no-evidence",
-        "-o",
-        s(&bare),
-    ]);
+    let (code, _, err) = replay(&bare, &["--no-evidence"]);
     assert_eq!(code, 0, "{err}");
     assert!(!bare.join("evidence").exists());
     let html = std::fs::read_to_string(bare.join("report.html")).unwrap();
