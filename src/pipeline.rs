@@ -61,7 +61,7 @@ impl Analysis {
         };
         let tracker = match start {
             Some(s) => Tracker::with_start(cfg, s),
-            None => Tracker::new(cfg),
+            None => Tracker::at_opening(cfg),
         };
         let state = match (state, start) {
             (Some(s), _) => s,

@@ -8,7 +8,9 @@
 //!   reports per frame, table mm; serde, so streams can be stored as JSONL.
 //! - [`TrackerConfig::new(fps, players, table, &items)`](TrackerConfig::new): defaults
 //!   in seconds, mm and mm/s (converted with the real fps); public fields to tune.
-//! - [`Tracker::new(cfg)`](Tracker::new) or [`Tracker::with_start(cfg, &start)`](Tracker::with_start)
+//! - [`Tracker::new(cfg)`](Tracker::new), [`Tracker::at_opening(cfg)`](Tracker::at_opening)
+//!   (a clip that opens a match: coins not found are in their holes, R2) or
+//!   [`Tracker::with_start(cfg, &start)`](Tracker::with_start)
 //!   (identities from `state.json` poses), then
 //!   [`Tracker::update(frame, &dets) -> TrackFrame`](Tracker::update) once per frame,
 //!   in order, **even with no detections**.

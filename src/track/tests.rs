@@ -71,10 +71,24 @@ fn shots(fps: f64, dets: &[FrameDetections]) -> Vec<Shot> {
 }
 
 fn shots_of(fps: f64, players: usize, dets: &[FrameDetections]) -> Vec<Shot> {
+    run(fps, players, dets, Tracker::new)
+}
+
+/// The same, for a clip that opens a match (no start state: R2 holds).
+fn shots_at_opening(fps: f64, players: usize, dets: &[FrameDetections]) -> Vec<Shot> {
+    run(fps, players, dets, Tracker::at_opening)
+}
+
+fn run(
+    fps: f64,
+    players: usize,
+    dets: &[FrameDetections],
+    tracker: fn(TrackerConfig) -> Tracker,
+) -> Vec<Shot> {
     let table = Table::rectangle(1000.0, 700.0);
     let cfg = TrackerConfig::new(fps, players, table, &Items::default_set()).unwrap();
     let mut cutter = ShotCutter::new(ShotConfig::from_tracker(&cfg));
-    let mut tracker = Tracker::new(cfg);
+    let mut tracker = tracker(cfg);
     let mut out: Vec<Shot> = dets
         .iter()
         .filter_map(|d| cutter.push(tracker.update(d.frame, d)))
@@ -362,6 +376,78 @@ fn a_coin_seen_again_where_it_lay_after_its_fish_left_stayed_behind() {
             "{fps} fps: coin:0 at {:?}; notes {:?}",
             coin.point(),
             shot.notes
+        );
+    }
+}
+
+/// A match opens (no start state) with two fish at rest; the eye finds coin:0 in
+/// fish:0's hole but never makes out coin:1 in fish:1's. At 1.5 s fish:1 is flicked
+/// straight off the near edge. By R2 coin:1 lay in that hole, so it left the table
+/// with its fish (both lost). When instead a coin is seen loose elsewhere at the
+/// opening (not a match opened by R2), nothing is placed in the empty hole, and
+/// fish:1 leaves alone.
+#[test]
+fn a_coin_never_seen_in_its_hole_at_a_matchs_opening_leaves_with_its_fish() {
+    for fps in RATES {
+        for loose in [None, Some(Point::new(700.0, 500.0))] {
+            let hole0 = Point::new(300.0, 400.0);
+            let dets: Vec<FrameDetections> = frames(fps, 3.0)
+                .map(|(f, t)| {
+                    let start = Point::new(500.0, 100.0);
+                    let hole1 =
+                        advance(start, Vector::new(0.0, -1400.0), (t - 1.5).max(0.0), 2000.0).0;
+                    let fish: Vec<_> = [(0, hole0, 0.0), (1, hole1, -std::f64::consts::FRAC_PI_2)]
+                        .into_iter()
+                        .filter(|(_, p, _)| p.y > -20.0)
+                        .collect();
+                    let coins: Vec<Point> = std::iter::once(hole0).chain(loose).collect();
+                    frame_of(f, 2, &fish, &coins)
+                })
+                .collect();
+            let shots = shots_at_opening(fps, 2, &dets);
+            let lost: Vec<ItemId> = shots
+                .iter()
+                .flat_map(|s| s.lost.iter().map(|l| l.item))
+                .collect();
+            assert!(lost.contains(&ItemId::fish(1)), "{fps} fps: {shots:#?}");
+            assert_eq!(
+                lost.contains(&ItemId::coin(1)),
+                loose.is_none(),
+                "{fps} fps, loose {loose:?}: lost {lost:?}"
+            );
+        }
+    }
+}
+
+/// A coin carried unseen in a hole that has not moved since (here placed there by
+/// R2 at a match's opening and never made out) is still there: a coin sighted 120 mm
+/// away later (put back into another fish's hole) is another coin, not this one
+/// having jumped.
+#[test]
+fn a_coin_unseen_in_a_hole_that_has_not_moved_takes_no_sighting_from_afar() {
+    for fps in RATES {
+        let (hole0, hole1) = (Point::new(300.0, 400.0), Point::new(500.0, 300.0));
+        let table = Table::rectangle(1000.0, 700.0);
+        let cfg = TrackerConfig::new(fps, 2, table, &Items::default_set()).unwrap();
+        let mut tracker = Tracker::at_opening(cfg);
+        let elsewhere = Point::new(620.0, 300.0);
+        let mut last = None;
+        for (f, t) in frames(fps, 3.0) {
+            let mut coins = vec![hole0];
+            if t > 2.0 {
+                coins.push(elsewhere);
+            }
+            let d = frame_of(f, 2, &[(0, hole0, 0.0), (1, hole1, 0.0)], &coins);
+            last = Some(tracker.update(f, &d));
+        }
+        let last = last.unwrap();
+        let coin1 = last
+            .get(ItemId::coin(1))
+            .unwrap_or_else(|| panic!("{fps} fps: coin:1 not placed by R2: {last:#?}"));
+        assert!(
+            (coin1.pose.point() - hole1).norm() < 1.0,
+            "{fps} fps: coin:1 at {:?}, its hole at {hole1:?}",
+            coin1.pose
         );
     }
 }

@@ -7,7 +7,8 @@
 //! the table; a coin riding unseen in a hole is carried with it until the hole is
 //! seen empty at rest or over the edge), 6 births, 7 confirmation and identity (colour for
 //! fish, hole or start state for coins, put-backs revive the old track), 8 fish
-//! colour hysteresis, 9 a loose coin named by elimination (one coin per player).
+//! colour hysteresis, 9 a loose coin named by elimination (one coin per player), 10
+//! at a match's opening the coins not found placed in their owners' holes (R2).
 //! Uses: model, config, geometry, record.
 
 use super::assign::assign;
@@ -335,6 +336,52 @@ struct Track {
 }
 
 impl Track {
+    /// A confirmed track of a known item at a known pose, never seen yet (a start
+    /// state, a coin placed by R2).
+    fn known(id: TrackId, item: ItemId, pose: Pose, cfg: &TrackerConfig) -> Track {
+        let mut colour = vec![0.0; cfg.players];
+        if item.is_fish() && item.owner < colour.len() {
+            colour[item.owner] = 1.0;
+        }
+        Track {
+            id,
+            kind: item.kind,
+            item: Some(item),
+            state: TrackState::Tracked,
+            pos: pose.point(),
+            vel: Vector::zeros(),
+            theta: pose.angle(),
+            born: 0,
+            last_seen: None,
+            last_seen_pos: pose.point(),
+            last_com_on_table: cfg.centre_of_mass(item.kind, &pose),
+            hits: u32::MAX / 2,
+            colour,
+            switch_since: None,
+            seen_now: false,
+            hidden_by: None,
+            partly_hidden: false,
+            pred: [(pose.point(), Vector::zeros()); 2],
+            det: None,
+            kick_ok: false,
+            kicked_at: None,
+            jumped_at: None,
+            rides: None,
+            carried: false,
+            was_carried: false,
+            hole_empty_since: None,
+            removed_at: None,
+            fall_vel: Vector::zeros(),
+        }
+    }
+
+    /// A coin carried unseen (`carried`) in a hole that has not moved since the coin
+    /// was seen in it (or placed there by R2) is still there, only missed: it has not
+    /// vanished, and a coin sighted elsewhere (put back into another hole) is another.
+    fn in_unmoved_hole(&self, carried: bool, cfg: &TrackerConfig) -> bool {
+        carried && (self.pos - self.last_seen_pos).norm() <= cfg.footprint.hole_radius()
+    }
+
     fn pose(&self) -> Pose {
         match self.kind {
             ItemKind::Fish => Pose::fish(self.pos.x, self.pos.y, self.theta),
@@ -447,7 +494,17 @@ pub struct Tracker {
     still_beyond_edge: Vec<StillSpot>,
     /// The camera's exposure: how far ahead of its sighting a moving item is reported.
     exposure: Exposure,
+    /// The clip opens a match and the coins the eye has not found are still to be
+    /// placed in their owners' holes (R2), once every fish is known.
+    opening_pending: bool,
+    /// The frame by which every player's fish was known.
+    opening_known_at: Option<FrameIdx>,
 }
+
+/// How long the eye is given, once every fish is known at a match's opening, to find
+/// the coins in their holes before those it has not found are placed there by R2
+/// (the coins' look is learned from the holes in the first views).
+const OPENING_LOOK_S: f64 = 1.0;
 
 /// A place beyond the table's edge with a sighting in it: since when, and when last.
 #[derive(Debug, Clone, Copy)]
@@ -470,6 +527,8 @@ impl Tracker {
             last_frame: None,
             still_beyond_edge: Vec::new(),
             exposure,
+            opening_pending: false,
+            opening_known_at: None,
         }
     }
 
@@ -479,41 +538,19 @@ impl Tracker {
         let mut t = Tracker::new(cfg);
         for (id, pose) in &start.poses {
             let tid = t.new_id();
-            let mut colour = vec![0.0; t.cfg.players];
-            if id.is_fish() && id.owner < colour.len() {
-                colour[id.owner] = 1.0;
-            }
-            t.tracks.push(Track {
-                id: tid,
-                kind: id.kind,
-                item: Some(*id),
-                state: TrackState::Tracked,
-                pos: pose.point(),
-                vel: Vector::zeros(),
-                theta: pose.angle(),
-                born: 0,
-                last_seen: None,
-                last_seen_pos: pose.point(),
-                last_com_on_table: t.cfg.centre_of_mass(id.kind, pose),
-                hits: u32::MAX / 2,
-                colour,
-                switch_since: None,
-                seen_now: false,
-                hidden_by: None,
-                partly_hidden: false,
-                pred: [(pose.point(), Vector::zeros()); 2],
-                det: None,
-                kick_ok: false,
-                kicked_at: None,
-                jumped_at: None,
-                rides: None,
-                carried: false,
-                was_carried: false,
-                hole_empty_since: None,
-                removed_at: None,
-                fall_vel: Vector::zeros(),
-            });
+            let known = Track::known(tid, *id, *pose, &t.cfg);
+            t.tracks.push(known);
         }
+        t
+    }
+
+    /// A tracker for a clip that opens a match (no start state): by R2 every coin
+    /// then lies in its owner's hole, so a coin the eye does not make out there
+    /// (copper in a shaded hole, a low resolution) is still known to be in play,
+    /// carried with its fish, and lost with it if it leaves the table.
+    pub fn at_opening(cfg: TrackerConfig) -> Tracker {
+        let mut t = Tracker::new(cfg);
+        t.opening_pending = true;
         t
     }
 
@@ -605,6 +642,11 @@ impl Tracker {
 
         // Step 9: a loose coin named by elimination.
         self.name_by_elimination(&mut events);
+
+        // Step 10: at a match's opening, the coins not found lie in their holes (R2).
+        if self.opening_pending {
+            self.place_unseen_coins_by_r2(frame, &mut events);
+        }
 
         self.tracks
             .retain(|t| !matches!(t.state, TrackState::Removed(RemovalReason::MergedInto(_))));
@@ -902,6 +944,10 @@ impl Tracker {
 
     fn gate(&self, t: &Track, frame: FrameIdx, dt: f64) -> f64 {
         let c = &self.cfg;
+        if t.in_unmoved_hole(t.was_carried, c) {
+            // Still in its hole: only its fish moving could move it.
+            return c.gate_base_mm;
+        }
         let speed = t.vel.norm();
         let mut g = c.gate_base_mm + 1.5 * speed * dt;
         let just_kicked = t.kicked_at.is_some_and(|k| frame.saturating_sub(k) <= 3);
@@ -1229,7 +1275,11 @@ impl Tracker {
                     }
                     // A coin cannot have been thrown out of a hole that has not
                     // moved since it was seen in it: then it is only missed.
-                    let empty = empty && (p - t.last_seen_pos).norm() > cfg.footprint.hole_radius();
+                    // Nor is a hole that looks empty evidence for a coin the eye has
+                    // never made out (placed there by R2): it does not see that coin.
+                    let empty = empty
+                        && t.last_seen.is_some()
+                        && (p - t.last_seen_pos).norm() > cfg.footprint.hole_radius();
                     t.hole_empty_since = if empty {
                         t.hole_empty_since.or(Some(frame))
                     } else {
@@ -1625,6 +1675,103 @@ impl Tracker {
         }
     }
 
+    /// At a match's opening (R2) every coin lies in its owner's hole. Once every
+    /// player's fish is known, the eye is given [`OPENING_LOOK_S`] (or until a fish
+    /// moves) to find the coins; then each coin it has no track for is placed, unseen,
+    /// in its owner's hole, and carried with that fish from then on. Only when the
+    /// coins missing are exactly the holes with no coin over them: a coin found loose
+    /// instead (a clip that does not open a match by R2) leaves an empty hole
+    /// unexplained, and nothing is guessed. Decided once.
+    fn place_unseen_coins_by_r2(&mut self, frame: FrameIdx, events: &mut Vec<TrackEvent>) {
+        let players = self.cfg.players;
+        let fish: Vec<Option<usize>> = (0..players)
+            .map(|k| {
+                self.tracks
+                    .iter()
+                    .position(|t| t.item == Some(ItemId::fish(k)) && t.state == TrackState::Tracked)
+            })
+            .collect();
+        let named: Vec<usize> = fish.iter().flatten().copied().collect();
+        let moving = named
+            .iter()
+            .any(|&i| self.tracks[i].vel.norm() >= self.cfg.still_speed_mm_s);
+        if named.len() < players {
+            if moving {
+                // The match is under way before its fish were all known.
+                self.opening_pending = false;
+            }
+            return;
+        }
+        let known_at = *self.opening_known_at.get_or_insert(frame);
+        if !moving && frame < known_at + self.cfg.frames(OPENING_LOOK_S) {
+            return;
+        }
+        self.opening_pending = false;
+        let coins: Vec<&Track> = self
+            .tracks
+            .iter()
+            .filter(|t| {
+                t.kind == ItemKind::Coin && (t.state.on_table() || t.state == TrackState::Tentative)
+            })
+            .collect();
+        // A coin centred over the hole, however far the eye reads it from the centre.
+        let reach = self.cfg.footprint.hole_radius();
+        let empty_holes: Vec<(usize, usize)> = fish
+            .iter()
+            .enumerate()
+            .filter_map(|(k, f)| f.map(|i| (k, i)))
+            .filter(|&(k, i)| {
+                let hole = self.tracks[i].pos;
+                !coins
+                    .iter()
+                    .any(|c| c.item == Some(ItemId::coin(k)) || (c.pos - hole).norm() <= reach)
+            })
+            .collect();
+        if coins.len() + empty_holes.len() != players {
+            return;
+        }
+        // A nameless coin over a hole now is that hole's owner's.
+        let nameless_over_holes: Vec<(usize, TrackId, ItemId)> = (0..self.tracks.len())
+            .filter(|&c| {
+                let t = &self.tracks[c];
+                t.kind == ItemKind::Coin && t.item.is_none() && t.state.on_table()
+            })
+            .filter_map(|c| {
+                let p = self.tracks[c].pos;
+                fish.iter().enumerate().find_map(|(k, f)| {
+                    let f = &self.tracks[(*f)?];
+                    ((f.pos - p).norm() <= reach).then_some((c, f.id, ItemId::coin(k)))
+                })
+            })
+            .collect();
+        for (c, carrier, id) in nameless_over_holes {
+            if self.tracks.iter().any(|t| t.item == Some(id)) {
+                continue;
+            }
+            let t = &mut self.tracks[c];
+            t.item = Some(id);
+            t.rides = Some(carrier);
+            events.push(TrackEvent::IdentityChanged {
+                track: t.id,
+                from: None,
+                to: id,
+            });
+        }
+        for (k, i) in empty_holes {
+            let hole = &self.tracks[i];
+            let (carrier, pose) = (hole.id, Pose::coin(hole.pos.x, hole.pos.y));
+            let id = self.new_id();
+            let mut coin = Track::known(id, ItemId::coin(k), pose, &self.cfg);
+            coin.born = frame;
+            coin.rides = Some(carrier);
+            self.tracks.push(coin);
+            events.push(TrackEvent::Confirmed {
+                track: id,
+                item: Some(ItemId::coin(k)),
+            });
+        }
+    }
+
     /// Every player has exactly one coin (R1), so when the coins named so far leave
     /// one player's coin unaccounted for and exactly one nameless coin has ever been
     /// confirmed, that coin is the player's: a coin lying loose at the start of a
@@ -1701,7 +1848,9 @@ impl Tracker {
             .filter(|&k| {
                 let t = &self.tracks[k];
                 let vanished = match t.state {
-                    TrackState::Lost { .. } => t.hidden_by.is_none(),
+                    TrackState::Lost { .. } => {
+                        t.hidden_by.is_none() && !t.in_unmoved_hole(t.carried, c)
+                    }
                     TrackState::Removed(RemovalReason::OffTable { evidence, .. }) => {
                         evidence == ExitEvidence::Extrapolated
                     }
