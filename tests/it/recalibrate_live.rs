@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 
 /// The bump: between shot 3's rest (frame 269) and shot 4's flick (frame 320).
 const BUMP_FRAME: i32 = 290;
-/// Frames written: shot 4 comes to rest at 337.
-const FRAMES: i32 = 360;
-/// Shots whose rest is after the bump.
+/// Frames written: the whole match.
+const FRAMES: i32 = 415;
+/// The first shot whose rest is after the bump.
 const AFTER: usize = 4;
 
 fn repo(p: &str) -> PathBuf {
@@ -80,6 +80,23 @@ fn settings(recalibrate: bool) -> Settings {
     s
 }
 
+/// The clean and the bumped clip, written once for the tests here, and the clean
+/// clip's record.
+fn clips() -> &'static (PathBuf, PathBuf, Record) {
+    static CLIPS: std::sync::OnceLock<(tempfile::TempDir, (PathBuf, PathBuf, Record))> =
+        std::sync::OnceLock::new();
+    let (_, clips) = CLIPS.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (clean, bumped) = (dir.path().join("clean.avi"), dir.path().join("bumped.avi"));
+        write_clip(&clean, false);
+        write_clip(&bumped, true);
+        let (truth, _) = analyse(&clean, false);
+        assert!(truth.shots.len() > AFTER + 1, "{} shots", truth.shots.len());
+        (dir, (clean, bumped, truth))
+    });
+    clips
+}
+
 fn analyse(clip: &Path, recalibrate: bool) -> (Record, Collect) {
     let settings = settings(recalibrate);
     let source = VideoSource::open(&s(clip), &settings).expect("open the clip");
@@ -116,21 +133,16 @@ fn rest_offsets(a: &Shot, b: &Shot) -> (f64, f64) {
 
 #[test]
 fn a_bumped_camera_is_refitted_and_the_positions_after_it_are_right_again() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (clean, bumped) = (dir.path().join("clean.avi"), dir.path().join("bumped.avi"));
-    write_clip(&clean, false);
-    write_clip(&bumped, true);
-    let (truth, _) = analyse(&clean, false);
-    assert!(truth.shots.len() > AFTER, "{} shots", truth.shots.len());
+    let (_, bumped, truth) = clips();
 
     // Without the checks: the rests after the bump are off by the bump.
-    let (stale, _) = analyse(&bumped, false);
+    let (stale, _) = analyse(bumped, false);
     assert!(stale.video.recalibrations.is_empty());
     let (_, mean) = rest_offsets(&truth.shots[AFTER], &stale.shots[AFTER]);
     assert!(mean > 4.0, "the bump moves the rests by {mean:.2} mm only");
 
     // With them: one bump, found at the rest right after it, re-fitted.
-    let (refit, told) = analyse(&bumped, true);
+    let (refit, told) = analyse(bumped, true);
     let r = &refit.video.recalibrations;
     assert_eq!(r.len(), 1, "{r:?}");
     let at = r[0].frame;
@@ -171,16 +183,12 @@ fn a_bumped_camera_is_refitted_and_the_positions_after_it_are_right_again() {
 #[test]
 fn a_match_resumed_after_a_bump_goes_on_with_the_refitted_table() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (clean, bumped) = (dir.path().join("clean.avi"), dir.path().join("bumped.avi"));
-    write_clip(&clean, false);
-    write_clip(&bumped, true);
-    let (truth, _) = analyse(&clean, false);
-
+    let (_, bumped, truth) = clips();
     let journal = dir.path().join("j.jsonl");
     let first = dir.path().join("first.json");
     let (code, _, stderr) = run(&[
         "live",
-        &s(&bumped),
+        &s(bumped),
         "--port",
         "0",
         "--journal",
@@ -190,12 +198,15 @@ fn a_match_resumed_after_a_bump_goes_on_with_the_refitted_table() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("the camera was bumped"), "{stderr}");
-    // The journal as a crash right after the bump leaves it.
+    // The journal as a crash after the first shot measured with the re-fit leaves
+    // it: the resumed run (from rest, as a camera resumes) measures the next one.
     let text = std::fs::read_to_string(&journal).expect("journal");
+    assert!(text.contains("\"bumped\""), "no bumped camera journaled");
     let cut = text
         .lines()
-        .position(|l| l.contains("\"bumped\""))
-        .expect("a bumped camera journaled");
+        .position(|l| l.contains("\"shot_over\"") && l.contains(&format!("\"shot\":{AFTER},")))
+        .expect("shot 4 over journaled")
+        + 1;
     let kept: String = text
         .lines()
         .take(cut + 1)
@@ -208,7 +219,7 @@ fn a_match_resumed_after_a_bump_goes_on_with_the_refitted_table() {
         // The checks off: only the journal can tell the resumed run of the bump.
         let (code, _, stderr) = run(&[
             "live",
-            &s(&bumped),
+            &s(bumped),
             "--port",
             "0",
             "--resume",
@@ -224,9 +235,9 @@ fn a_match_resumed_after_a_bump_goes_on_with_the_refitted_table() {
         let shot = rec
             .shots
             .iter()
-            .find(|s| s.index == AFTER)
-            .unwrap_or_else(|| panic!("{name}: no shot {AFTER}"));
-        let (_, mean) = rest_offsets(&truth.shots[AFTER], shot);
+            .find(|s| s.index == AFTER + 1)
+            .unwrap_or_else(|| panic!("{name}: no shot {}", AFTER + 1));
+        let (_, mean) = rest_offsets(&truth.shots[AFTER + 1], shot);
         if name == "with" {
             assert!(mean < 2.0, "resumed with the re-fit: {mean:.2} mm off");
             assert_eq!(rec.video.recalibrations.len(), 1, "{:?}", rec.video);
