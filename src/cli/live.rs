@@ -519,7 +519,7 @@ fn journaled_recalibrations(events: &[EventLine]) -> Vec<Recalibrated> {
                 ..
             } => Some(Recalibrated {
                 frame: e.frame,
-                shift_mm: shift_mm.unwrap_or(f64::NAN),
+                shift_mm: shift_mm.unwrap_or_default(),
                 image_corners_px: table.as_ref().map(|t| t.image_corners_px.clone()),
                 refused: refused.clone(),
             }),

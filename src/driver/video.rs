@@ -458,13 +458,7 @@ impl BumpWatch {
         let found = BgrFrame::new(w, h, 3 * w, bytes).and_then(|frame| self.check(frame));
         let bump = match found {
             Ok(bump) => bump,
-            Err(e @ (RefitError::NotFound(_) | RefitError::Disagrees(_))) => {
-                // `check` gives these with the shift; here only from a bad frame.
-                Some(BumpNote {
-                    shift_mm: f64::NAN,
-                    refit: Err(e.to_string()),
-                })
-            }
+            // A frame or a calibration the checks cannot use: no later frame mends it.
             Err(_) => {
                 self.off = true;
                 None
@@ -509,7 +503,7 @@ impl BumpWatch {
     /// `None`: nothing to tell (still, or too little seen to tell).
     fn check(&mut self, frame: BgrFrame<'_>) -> Result<Option<BumpNote>, RefitError> {
         let check = check_bump(frame, &self.current, &OutlineSearch::CHECK)?;
-        let shift_mm = check.shift_mm.unwrap_or(f64::NAN);
+        let shift_mm = check.shift_mm.unwrap_or_default();
         match check.verdict {
             BumpVerdict::Unknown => return Ok(None),
             // Back where the calibration in use puts it after a refused re-fit.

@@ -37,12 +37,12 @@ fn s(p: &Path) -> String {
 /// a knocked camera would see the table (`bump: false`: as they are), into an FFV1
 /// file (lossless: frames before the bump decode to the demo's own).
 fn write_clip(path: &Path, bump: bool) {
-    let mut cap = videoio::VideoCapture::from_file(&s(&repo("samples/demo/match.avi")), 0)
+    let mut cap = videoio::VideoCapture::from_file(s(&repo("samples/demo/match.avi")), 0)
         .expect("open the demo");
     let (w, h) = (1280, 720);
     let fourcc = videoio::VideoWriter::fourcc('F', 'F', 'V', '1').expect("fourcc");
     let mut out =
-        videoio::VideoWriter::new(&s(path), fourcc, 30.0, Size::new(w, h), true).expect("writer");
+        videoio::VideoWriter::new(s(path), fourcc, 30.0, Size::new(w, h), true).expect("writer");
     assert!(out.is_opened().expect("opened"), "FFV1 writer");
     let mut m =
         imgproc::get_rotation_matrix_2d(Point2f::new(w as f32 / 2.0, h as f32 / 2.0), 0.3, 1.0)
