@@ -41,6 +41,28 @@ pub struct VideoInfo {
     /// the shots in it are missing and the last one may be cut. Absent: read to the end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// A bumped camera (`live`, `analyse --recalibrate`): each time the table's
+    /// outline was found moved, the frame, how far, and the table calibration used
+    /// from that frame on (or why none could be). Absent: never checked, or never moved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recalibrations: Vec<Recalibrated>,
+}
+
+/// The table found moved in the picture at `frame` (a bumped camera).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recalibrated {
+    pub frame: FrameIdx,
+    /// How far the outline lay from the calibration then in use, worst over the
+    /// table's edges (mm).
+    pub shift_mm: f64,
+    /// The re-fitted calibration's table corners in the picture (px), used from
+    /// `frame` on; absent when the re-fit was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_corners_px: Option<Vec<[f64; 2]>>,
+    /// Why the re-fit was refused: the shots after it (to the next re-fit) are
+    /// measured with a table that is off, and say so in their notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// An item that left the table during a shot.

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use crate::calibration::TableCalibration;
 use crate::config::Game;
 use crate::driver::{
-    self, Chain, Chained, DriverError, Listener, Outcome, Settings, SourceInfo, Start, VideoSource,
+    self, CameraState, Chain, Chained, DriverError, Event, EventLine, Listener, Outcome, Settings,
+    SourceInfo, Start, VideoSource,
 };
 use crate::model::PlayerIdx;
 use crate::record::Record;
@@ -97,6 +98,13 @@ pub struct AnalyseArgs {
     /// about half as much CPU time again on the bench video).
     #[arg(long)]
     pub streaks: bool,
+    /// Watch for a bumped camera: at rests (at most once a second, at once after
+    /// the whole picture moved) the table's outline is checked against the
+    /// calibration; moved over 3 mm, the table is re-fitted from its edges and the
+    /// analysis goes on with it (record: video.recalibrations). A re-fit refused is
+    /// one warning line, the shots after it noted as doubtful, and exit code 3.
+    #[arg(long)]
+    pub recalibrate: bool,
     /// Score the match even when a player's colour never shows on the table, or a
     /// tag of a colour no player has does (the game file may be wrong, or a
     /// player's tag was out of view): print the scoreboard, warn, and exit 3
@@ -138,6 +146,7 @@ pub(super) struct SettingsArgs<'a> {
     pub fps: Option<f64>,
     pub every_frame: bool,
     pub streaks: bool,
+    pub recalibrate: bool,
 }
 
 /// Loads `--table` and `--game` (the bundled ones by default) into the driver's settings.
@@ -161,6 +170,7 @@ pub(super) fn load_settings(args: SettingsArgs) -> anyhow::Result<Settings> {
         fps: args.fps,
         every_frame: args.every_frame,
         streaks: args.streaks,
+        recalibrate: args.recalibrate,
     })
 }
 
@@ -174,6 +184,7 @@ pub fn run(args: AnalyseArgs) -> anyhow::Result<super::Done> {
         fps: args.fps,
         every_frame: args.every_frame,
         streaks: args.streaks,
+        recalibrate: args.recalibrate,
     })?;
     let detections = args
         .detections
@@ -373,7 +384,12 @@ fn colours_missing(game: &Game, unseen: &[PlayerIdx]) -> String {
 /// fall in a shot (its judgement may be wrong), or when reading stopped before the
 /// video's end (the shots past the cut are missing, the last one may be cut short).
 fn done_by(record: &Record) -> super::Done {
-    if record.video.damaged_shots.is_empty() && record.video.stopped.is_none() {
+    let refused = record
+        .video
+        .recalibrations
+        .iter()
+        .any(|r| r.refused.is_some());
+    if record.video.damaged_shots.is_empty() && record.video.stopped.is_none() && !refused {
         super::Done::Clean
     } else {
         super::Done::Warned
@@ -538,6 +554,35 @@ impl Listener for Shown {
             bar.set_position(frames);
         }
     }
+
+    fn event(&mut self, line: &EventLine) -> Result<(), DriverError> {
+        if let Some(text) = bump_line(line) {
+            match &self.bar {
+                Some(bar) => bar.suspend(|| eprintln!("{text}")),
+                None => eprintln!("{text}"),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A bumped camera's event as the one line `analyse` and `live` print on stderr
+/// (a refused re-fit as a warning).
+pub(crate) fn bump_line(line: &EventLine) -> Option<String> {
+    let Event::Camera {
+        state: CameraState::Bumped,
+        detail,
+        refused,
+        ..
+    } = &line.event
+    else {
+        return None;
+    };
+    let at = format!("frame {} ({:.1} s)", line.frame, line.t_s);
+    Some(match refused {
+        Some(_) => format!("fishtrack: WARNING: {at}: {detail}"),
+        None => format!("fishtrack: {at}: {detail}"),
+    })
 }
 
 fn analyse_one(video: &Path, setup: &Setup, start: Option<&Start>) -> anyhow::Result<Outcome> {

@@ -15,13 +15,14 @@ use std::sync::Arc;
 
 use super::analyse::{check_scale_and_fps, load_settings, load_start, Pending, SettingsArgs};
 use crate::amend::Request;
+use crate::calibration::TableCalibration;
 use crate::driver::board::Board;
 use crate::driver::{
-    self, AmendAsk, DriverError, Event, EventLine, Journal, JournalRead, Listener, LiveOptions,
-    ResumePoint, Settings, Start, VideoSource,
+    self, AmendAsk, CameraState, DriverError, Event, EventLine, Journal, JournalRead, Listener,
+    LiveOptions, ResumePoint, Settings, Start, VideoSource,
 };
 use crate::model::FrameIdx;
-use crate::record::{Record, Shot, VideoInfo};
+use crate::record::{Recalibrated, Record, Shot, VideoInfo};
 use std::collections::{BTreeMap, VecDeque};
 
 /// `live --help`'s text (the subcommand's, in cli/mod.rs: a variant's doc line
@@ -128,6 +129,14 @@ pub struct LiveArgs {
     /// Also look for coins as motion-blur streaks.
     #[arg(long)]
     pub streaks: bool,
+    /// Do not watch for a bumped camera. By default, at rests (at most once a
+    /// second, at once after the whole picture moved) the table's outline is checked
+    /// against the calibration; moved over 3 mm, the table is re-fitted from its
+    /// edges and the match goes on with it (a camera bumped event; journaled, so a
+    /// resume keeps it). A re-fit refused is one warning line and the shots after it
+    /// are noted as doubtful: calibrate the table again.
+    #[arg(long)]
+    pub no_recalibrate: bool,
     /// The scoreboard page's port (http://127.0.0.1:PORT/: scores, mover, move timer,
     /// duties, in large type; the events as server-sent events at /events); 0: none.
     #[arg(long, value_name = "PORT", default_value_t = 8350)]
@@ -181,13 +190,14 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
             save.display()
         );
     }
-    let settings = load_settings(SettingsArgs {
+    let mut settings = load_settings(SettingsArgs {
         table: args.table.as_deref(),
         game: args.game.as_deref(),
         mm_per_px: args.mm_per_px,
         fps: args.fps,
         every_frame: args.every_frame,
         streaks: args.streaks,
+        recalibrate: !args.no_recalibrate,
     })?;
 
     let resumed = match &args.resume {
@@ -235,6 +245,17 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
     let replay = resumed.is_some() && !is_live && !args.resume_from_rest;
     let journaled_to = resumed.as_ref().and_then(|r| r.point.last_frame);
     let after = journaled_to.map_or(0, |f| f + 1);
+    // A match resumed from rest after a bumped camera goes on with the table
+    // calibration re-fitted then (a replay finds the bump again itself).
+    if let Some(file) = resumed
+        .as_ref()
+        .filter(|_| !replay)
+        .and_then(|r| r.point.calibration.clone())
+    {
+        settings.calibration =
+            TableCalibration::from_file(file, "the journal's re-fitted table")
+                .context("resuming with the table re-fitted after the camera was bumped")?;
+    }
     let start: Option<Start> = match (&resumed, &args.start) {
         (Some(r), _) if !replay => {
             let mut start = r.point.start(&settings.game);
@@ -300,6 +321,7 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
             amendments: r.events.iter().filter_map(journaled_amendment).collect(),
         }),
         frames: 0,
+        quiet: args.quiet,
         records: BTreeMap::new(),
     };
     let outcome = driver::run(&settings, start.as_ref(), source, &mut out)?;
@@ -322,6 +344,9 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         shots.append(&mut record.shots);
         record.shots = shots;
         record.scores = outcome.state.scores.clone();
+        let mut recalibrations = journaled_recalibrations(&r.events);
+        recalibrations.append(&mut record.video.recalibrations);
+        record.video.recalibrations = recalibrations;
     }
     pending.write(&record)?;
     if !args.quiet {
@@ -473,11 +498,34 @@ fn record_of_journal(source: &str, settings: &Settings, r: &Resumed) -> Record {
             frames: r.point.last_frame.map_or(0, |f| f + 1),
             width,
             height,
+            recalibrations: journaled_recalibrations(&r.events),
             ..VideoInfo::default()
         },
         r.shots.clone(),
         r.point.scores.clone(),
     )
+}
+
+/// The bumps a journal's `camera` events tell, as the record keeps them.
+fn journaled_recalibrations(events: &[EventLine]) -> Vec<Recalibrated> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::Camera {
+                state: CameraState::Bumped,
+                shift_mm,
+                table,
+                refused,
+                ..
+            } => Some(Recalibrated {
+                frame: e.frame,
+                shift_mm: shift_mm.unwrap_or_default(),
+                image_corners_px: table.as_ref().map(|t| t.image_corners_px.clone()),
+                refused: refused.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `Anna 1, Boris -3`.
@@ -529,6 +577,8 @@ struct Out {
     replay: Option<Replay>,
     /// Frames read so far.
     frames: u64,
+    /// `--quiet`: a bumped camera's line not printed on stderr either.
+    quiet: bool,
     /// The shot records told in this run, by index (the last told of each: an
     /// amendment tells the shots it changed again).
     records: BTreeMap<usize, Shot>,
@@ -601,6 +651,11 @@ impl Listener for Out {
             self.repeated -= 1;
         } else {
             self.journal.append(line)?;
+        }
+        if let Some(text) =
+            super::analyse::bump_line(line).filter(|t| !self.quiet || t.contains("WARNING"))
+        {
+            eprintln!("{text}");
         }
         if self.printing {
             let text = line.to_json()?;

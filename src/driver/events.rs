@@ -19,7 +19,10 @@ use std::collections::BTreeMap;
 /// match state a resume starts from, so a reader that does not know it must refuse
 /// the journal rather than skip it); `match_ready`'s `table` and `colors`,
 /// `shot_over`'s `paths` (for the page's table diagram; absent from older lines).
-pub const EVENT_VERSION: u32 = 3;
+/// 4: `camera` `bumped` (the table found moved in the picture: `shift_mm`, and the
+/// re-fitted calibration in `table`, which a resume goes on with, or `refused`): a
+/// reader that does not know it would resume with the old calibration.
+pub const EVENT_VERSION: u32 = 4;
 
 /// The table and the items' shapes, for drawing the table (table mm): what the
 /// scoreboard page needs to draw rest poses and put-back poses to scale.
@@ -134,6 +137,10 @@ pub enum CameraState {
     Reconnected,
     /// Frames were dropped (the analysis fell behind a paced source).
     FramesDropped,
+    /// The table's outline moved in the picture (a bumped camera): re-fitted, or
+    /// the re-fit refused (the shots after it are doubtful), or back where the
+    /// calibration in use puts it.
+    Bumped,
 }
 
 /// A put-back duty: what must go back where before the next move (R6, R8, R9, R10).
@@ -342,6 +349,18 @@ pub enum Event {
         dropped: Option<u64>,
         #[serde(default, skip_serializing_if = "String::is_empty")]
         detail: String,
+        /// For `bumped`: how far the table's outline lay from the calibration in
+        /// use, worst over its edges (mm).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shift_mm: Option<f64>,
+        /// For `bumped`: the table calibration (table.json's content) used from this
+        /// frame on; absent when the re-fit was refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        table: Option<Box<crate::calibration::TableFile>>,
+        /// For `bumped`: why the re-fit was refused (the shots after it are
+        /// doubtful until the next re-fit).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        refused: Option<String>,
     },
     /// The record of a judged shot (record.json's `shots` entry), in the journal only
     /// (`live` prints it nowhere else): written just before its `shot_over`, so that a
@@ -487,6 +506,9 @@ mod tests {
                 state: CameraState::FramesDropped,
                 dropped: Some(4),
                 detail: String::new(),
+                shift_mm: None,
+                table: None,
+                refused: None,
             },
             Event::Amended {
                 number: 1,

@@ -281,6 +281,10 @@ pub struct ResumePoint {
     pub rest_frame: Option<FrameIdx>,
     /// Whether the match was over.
     pub over: bool,
+    /// The table calibration a re-fit put in use after a bumped camera (the last
+    /// `camera` `bumped` line's `table`): a resume from rest goes on with it.
+    /// `None`: the one the run was given.
+    pub calibration: Option<crate::calibration::TableFile>,
 }
 
 impl JournalRead {
@@ -312,6 +316,7 @@ impl JournalRead {
                         violations: vec![0; scores.len()],
                         rest_frame: None,
                         over: false,
+                        calibration: None,
                     });
                 }
                 Event::ItemLost { item, exit, .. } => {
@@ -384,6 +389,13 @@ impl JournalRead {
                             p.violations.clone_from(violations);
                         }
                         p.over |= *over;
+                    }
+                }
+                Event::Camera {
+                    table: Some(table), ..
+                } => {
+                    if let Some(p) = point.as_mut() {
+                        p.calibration = Some((**table).clone());
                     }
                 }
                 Event::MoveReady { .. }
@@ -484,6 +496,9 @@ mod tests {
                 state: CameraState::Connected,
                 dropped: None,
                 detail: "webcam:0".into(),
+                shift_mm: None,
+                table: None,
+                refused: None,
             },
         };
         EventLine::new(k as u64 * 7, k as u64 * 7 + 2, 30.0, e)

@@ -41,7 +41,7 @@ use crate::calibration::TableCalibration;
 use crate::config::Game;
 use crate::model::{FrameIdx, PlayerIdx};
 use crate::pipeline::{Analysis, PipelineError};
-use crate::record::{PutBack, Record, VideoInfo};
+use crate::record::{PutBack, Recalibrated, Record, VideoInfo};
 use crate::rules::MatchState;
 use crate::track::{FrameDetections, StrangerTag};
 
@@ -99,6 +99,10 @@ pub struct Settings {
     pub every_frame: bool,
     /// Also look for coins as motion-blur streaks.
     pub streaks: bool,
+    /// Watch for a bumped camera: at rest, now and then, the table's outline checked
+    /// against the calibration in use, and re-fitted when it moved (`live` by
+    /// default, `analyse --recalibrate`; [`VideoSource`] only).
+    pub recalibrate: bool,
 }
 
 impl Settings {
@@ -112,6 +116,7 @@ impl Settings {
             fps: None,
             every_frame: false,
             streaks: false,
+            recalibrate: false,
         }
     }
 
@@ -175,6 +180,20 @@ pub struct CameraNote {
     /// behind a paced source, missed while a camera was lost). They are not damage.
     pub skipped: Option<(FrameIdx, u64)>,
     pub detail: String,
+    /// For [`CameraState::Bumped`]: what the bump check found and did.
+    pub bump: Option<BumpNote>,
+}
+
+/// A bumped camera, as the source found it at a rest: the table's outline moved in
+/// the picture, and the calibration used from then on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BumpNote {
+    /// How far the outline lay from the calibration in use (mm, worst at the edges).
+    pub shift_mm: f64,
+    /// The table calibration used from the note's frame on (a re-fit, or the one
+    /// in use when the table is back where it puts it); `Err`: why the re-fit was
+    /// refused, the calibration left as it was.
+    pub refit: Result<Box<crate::calibration::TableFile>, String>,
 }
 
 /// Where a live source leaves its [`CameraNote`]s for the driver (shared with the
@@ -363,6 +382,7 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         ready: start.map(|_| info.first),
         late_told: false,
         over: false,
+        recalibrations: Vec::new(),
     };
     let state = analysis.state();
     // The shots judged before this clip, which an amendment is made on too.
@@ -447,6 +467,7 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
                     state: CameraState::Reconnected,
                     skipped: None,
                     detail: format!("{}: frames come again", info.spec),
+                    bump: None,
                 },
                 index,
             )?;
@@ -488,6 +509,7 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         damaged_frames: damaged,
         damaged_shots: Vec::new(),
         stopped,
+        recalibrations: Vec::new(),
     };
     let unseen = analysis.colours_never_seen();
     let strangers = analysis.strangers().to_vec();
@@ -505,6 +527,8 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
     }
     let (mut record, state) = analysis.finish(video)?;
     mark_damage(&mut record);
+    record.video.recalibrations = std::mem::take(&mut tell.recalibrations);
+    mark_bump_doubt(&mut record);
     let damage = damage_warning(&record);
     Ok(Outcome {
         record,
@@ -536,6 +560,8 @@ struct Teller {
     late_told: bool,
     /// The match is over: no motion is a flick any more.
     over: bool,
+    /// Every bump check that found the table moved, in order.
+    recalibrations: Vec<Recalibrated>,
 }
 
 impl Teller {
@@ -562,12 +588,24 @@ impl Teller {
             CameraState::Lost if self.lost => return Ok(()),
             CameraState::Lost => self.lost = true,
             CameraState::Reconnected => self.lost = false,
-            CameraState::Connected | CameraState::FramesDropped => {}
+            CameraState::Connected | CameraState::FramesDropped | CameraState::Bumped => {}
+        }
+        let bump = note.bump.as_ref();
+        if let Some(b) = bump {
+            self.recalibrations.push(Recalibrated {
+                frame: note.at,
+                shift_mm: round_mm(b.shift_mm),
+                image_corners_px: b.refit.as_ref().ok().map(|t| t.image_corners_px.clone()),
+                refused: b.refit.as_ref().err().cloned(),
+            });
         }
         let event = Event::Camera {
             state: note.state,
             dropped: note.skipped.map(|(_, n)| n),
             detail: note.detail,
+            shift_mm: bump.map(|b| round_mm(b.shift_mm)),
+            table: bump.and_then(|b| b.refit.as_ref().ok().cloned()),
+            refused: bump.and_then(|b| b.refit.as_ref().err().cloned()),
         };
         // A run of dropped frames is about its first; the others about `at`.
         let about = match (note.state, note.skipped) {
@@ -603,6 +641,10 @@ impl Teller {
             for (frame, event) in lines {
                 if early && matches!(event, Event::Flick { .. }) {
                     continue;
+                }
+                let mut event = event;
+                if let Event::ShotOver { notes, .. } = &mut event {
+                    notes.extend(bump_doubt(&self.recalibrations, frame));
                 }
                 if matches!(event, Event::ShotOver { .. }) {
                     let record = Box::new(analysis.shots()[k].clone());
@@ -979,6 +1021,32 @@ pub fn mark_damage(record: &mut Record) {
         shots.push(shot.index);
     }
     record.video.damaged_shots = shots;
+}
+
+/// Bump checks' figures in mm are kept to a hundredth (the check's own doubt is tenths).
+fn round_mm(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+/// The note for a shot resting at `rest` when the last bump before it was not
+/// re-fitted: it was measured with a table that is off.
+fn bump_doubt(recalibrations: &[Recalibrated], rest: FrameIdx) -> Option<String> {
+    let last = recalibrations.iter().rev().find(|r| r.frame <= rest)?;
+    let why = last.refused.as_ref()?;
+    Some(format!(
+        "the camera was bumped at frame {} (the table {:.1} mm from where the calibration puts it) and could not be re-fitted ({why}): positions are off by up to that much, so this shot's judgement may be wrong",
+        last.frame, last.shift_mm
+    ))
+}
+
+/// Notes the shots measured after a bump that could not be re-fitted (see
+/// [`bump_doubt`]).
+pub fn mark_bump_doubt(record: &mut Record) {
+    let recalibrations = record.video.recalibrations.clone();
+    for shot in &mut record.shots {
+        shot.notes
+            .extend(bump_doubt(&recalibrations, shot.rest_frame));
+    }
 }
 
 /// The one line saying what damaged frames `record` has and what they may change.

@@ -4,15 +4,22 @@
 //! few frames wait at each stage. Uses: vision (capture, top views), detect.
 
 use super::{
-    CameraLog, CameraNote, CameraState, DriverError, Flow, FrameSource, LookSummary, Settings,
-    SourceEnd, SourceInfo, Step,
+    BumpNote, CameraLog, CameraNote, CameraState, DriverError, Flow, FrameSource, LookSummary,
+    Settings, SourceEnd, SourceInfo, Step,
 };
+use crate::calibration::refit::{
+    check_bump, refit_table, BgrFrame, BumpVerdict, OutlineSearch, RefitError,
+};
+use crate::calibration::{Homography, TableCalibration};
+use crate::detect::Sightings;
 use crate::detect::{Detector, DetectorConfig};
 use crate::model::FrameIdx;
 use crate::vision::topview::{
     gate_views, stream_views, Feed, FeedNote, FrameGate, FramePool, FrameReader, Gated,
     TopViewError, TopViews, Watcher, COARSE_MM_PER_PX,
 };
+use crate::watch::MmBox;
+use opencv::prelude::*;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
@@ -46,8 +53,10 @@ pub struct VideoSource {
     coarse: TopViews,
     /// The first frame given (a resumed file, a camera numbered on).
     first: FrameIdx,
-    /// What happens to a live source.
+    /// What happens to a live source, and the bump checks' findings.
     camera: Option<CameraLog>,
+    /// Opened by `live` (a camera, a stream, a file read as one).
+    live: bool,
     /// A file read at its frame rate times this (a live source: none).
     pace: Option<f64>,
 }
@@ -111,6 +120,7 @@ impl StallWatch {
             state: CameraState::Lost,
             skipped: None,
             detail: format!("no frame for {:.1} s", self.waited.as_secs_f64()),
+            bump: None,
         })
     }
 }
@@ -122,7 +132,11 @@ impl VideoSource {
     /// Opens `spec` for an analysis under `settings`.
     pub fn open(spec: &str, settings: &Settings) -> Result<VideoSource, DriverError> {
         let reader = FrameReader::open(spec, settings.calibration.camera.image_size)?;
-        VideoSource::reading(spec, reader, settings, 0, None, None)
+        // A bump found is told as a `camera` event, through the log.
+        let log = settings.recalibrate.then(CameraLog::default);
+        let mut source = VideoSource::reading(spec, reader, settings, 0, log, None)?;
+        source.live = false;
+        Ok(source)
     }
 
     /// A source of `reader`'s frames, with the coarse views its change gate needs.
@@ -145,6 +159,7 @@ impl VideoSource {
             coarse,
             first,
             camera,
+            live: true,
             pace,
         })
     }
@@ -178,12 +193,14 @@ fn camera_note(note: FeedNote) -> CameraNote {
             state: CameraState::Connected,
             skipped: None,
             detail,
+            bump: None,
         },
         FeedNote::Lost { at, detail } => CameraNote {
             at,
             state: CameraState::Lost,
             skipped: None,
             detail,
+            bump: None,
         },
         FeedNote::Reconnected {
             at,
@@ -194,6 +211,7 @@ fn camera_note(note: FeedNote) -> CameraNote {
             state: CameraState::Reconnected,
             skipped: Some((at - skipped, skipped)),
             detail,
+            bump: None,
         },
         FeedNote::Dropped { first, count } => CameraNote {
             at: first + count,
@@ -203,6 +221,7 @@ fn camera_note(note: FeedNote) -> CameraNote {
                 "frames {first} to {} dropped: the analysis fell behind the source",
                 first + count - 1
             ),
+            bump: None,
         },
     }
 }
@@ -226,12 +245,12 @@ impl FrameSource for VideoSource {
         settings: &Settings,
         on_frame: &mut dyn FnMut(Step<'_>) -> Result<Flow, DriverError>,
     ) -> Result<SourceEnd, DriverError> {
-        let live = self.camera.is_some();
         let VideoSource {
             reader,
             coarse,
             first: self_first,
             camera: log,
+            live,
             pace,
             spec,
         } = self;
@@ -246,7 +265,10 @@ impl FrameSource for VideoSource {
         let players = game.player_count();
         // Tops of tags and coins stand above the table; where they really are depends
         // on where the camera looks from.
-        let camera = settings.calibration.camera_position_mm();
+        let mut camera = settings.calibration.camera_position_mm();
+        let mut bumps = settings
+            .recalibrate
+            .then(|| BumpWatch::new(&settings.calibration, reader_fps));
         let mut stopped: Option<String> = None;
         // Other threads decode, make the coarse views and run the change gate while
         // this one looks and tracks, side by side on the two cores: OpenCV's capture
@@ -265,6 +287,7 @@ impl FrameSource for VideoSource {
             let mut gated = gate_views(scope, views, gate, gated_ahead, IMAGES_AHEAD);
             // Built while the first frames decode.
             let full = TopViews::new(&settings.calibration, settings.mm_per_px, VIEW_MARGIN_MM)?;
+            let view_area = grid_area(&full.grid());
             let colours: Vec<[u8; 3]> = game
                 .players
                 .iter()
@@ -317,6 +340,23 @@ impl FrameSource for VideoSource {
                     }
                 };
                 let mut seen = watcher.look(frame.as_ref(), &change)?;
+                // At a rest (a settled frame looked at afresh), now and then: has the
+                // camera been bumped? From a re-fit on, what the views (made with the
+                // first calibration) show is put where the re-fitted one says.
+                if let (Some(bumps), Some(image)) = (bumps.as_mut(), frame.as_ref()) {
+                    let whole = change
+                        .since_reference
+                        .is_some_and(|b| box_area(&b) > BUMP_VIEW_SHARE * view_area);
+                    if let Some(note) = bumps.look(index, &image.image, change.settled, whole)? {
+                        camera = bumps.current.camera_position_mm();
+                        if let Some(log) = &log {
+                            log.push(note);
+                        }
+                    }
+                }
+                if let Some(to_table) = bumps.as_ref().and_then(|b| b.to_table) {
+                    seen = onto_table(seen, &to_table);
+                }
                 if let Some(frame) = frame {
                     pool.give(frame.image);
                     gated.done_with_image();
@@ -344,4 +384,216 @@ impl FrameSource for VideoSource {
             }),
         })
     }
+}
+
+/// At most one bump check in this much video (seconds) at rests where little
+/// changed; a rest after a change over most of the view (the picture itself moved)
+/// is always checked. A check costs about 50 ms at 1280x720.
+const BUMP_CHECK_EVERY_S: f64 = 1.0;
+/// A change over this share of the whole view is checked for a bump at once.
+const BUMP_VIEW_SHARE: f64 = 0.5;
+
+/// Watches for a bumped camera: the table's outline at rests checked against the
+/// calibration in use (`calibration::refit`), re-fitted when it moved.
+struct BumpWatch {
+    /// The calibration the top views were made with (undistorted px to mm).
+    built: Homography,
+    /// The calibration in use.
+    current: TableCalibration,
+    /// The views' mm to the table's, once a re-fit differs from `built`.
+    to_table: Option<Homography>,
+    /// Frames between two checks at quiet rests.
+    every: u64,
+    last: Option<FrameIdx>,
+    /// The last bump's re-fit was refused (told once, until a re-fit or the table
+    /// is back).
+    refused: bool,
+    /// The checks failed for a reason no later frame mends (a bug): stop checking.
+    off: bool,
+}
+
+impl BumpWatch {
+    fn new(calibration: &TableCalibration, fps: f64) -> BumpWatch {
+        BumpWatch {
+            built: calibration.table_from_undistorted,
+            current: calibration.clone(),
+            to_table: None,
+            every: (BUMP_CHECK_EVERY_S * fps).round().max(1.0) as u64,
+            last: None,
+            refused: false,
+            off: false,
+        }
+    }
+
+    /// A frame looked at with its image: checked when it is the first, or a settled
+    /// one (a rest) and a check is due (`whole`: the change since the last rest
+    /// covered most of the view, a check is due at once). The note to tell when the
+    /// calibration in use changed, or a re-fit was refused.
+    fn look(
+        &mut self,
+        index: FrameIdx,
+        image: &opencv::core::Mat,
+        settled: bool,
+        whole: bool,
+    ) -> Result<Option<CameraNote>, DriverError> {
+        let first = self.last.is_none();
+        let due = self.last.is_none_or(|l| index >= l + self.every);
+        if self.off || !(first || (settled && (due || whole))) {
+            return Ok(None);
+        }
+        self.last = Some(index);
+        let owned;
+        let image = if image.is_continuous() {
+            image
+        } else {
+            owned = image
+                .try_clone()
+                .map_err(crate::vision::topview::TopViewError::from)?;
+            &owned
+        };
+        let (w, h) = (image.cols().max(0) as usize, image.rows().max(0) as usize);
+        let bytes = image
+            .data_bytes()
+            .map_err(crate::vision::topview::TopViewError::from)?;
+        let found = BgrFrame::new(w, h, 3 * w, bytes).and_then(|frame| self.check(frame));
+        let bump = match found {
+            Ok(bump) => bump,
+            // A frame or a calibration the checks cannot use: no later frame mends it.
+            Err(_) => {
+                self.off = true;
+                None
+            }
+        };
+        let Some(bump) = bump else {
+            return Ok(None);
+        };
+        let detail = match &bump.refit {
+            Ok(_) if self.refused => {
+                format!(
+                    "the table is back where the calibration in use puts it ({:.1} mm): the shots from here are measured right again",
+                    bump.shift_mm
+                )
+            }
+            Ok(_) => format!(
+                "the camera was bumped: the table's outline moved {:.1} mm at its edges; re-fitted from this frame, the match goes on with the new table calibration",
+                bump.shift_mm
+            ),
+            Err(why) if self.refused => {
+                // Told once; the shots stay doubtful.
+                let _ = why;
+                return Ok(None);
+            }
+            Err(why) => format!(
+                "the camera was bumped: the table's outline moved {:.1} mm at its edges, and the table could not be re-fitted ({why}); the shots from here may be scored wrong: calibrate the table again",
+                bump.shift_mm
+            ),
+        };
+        self.refused = bump.refit.is_err();
+        Ok(Some(CameraNote {
+            at: index,
+            state: CameraState::Bumped,
+            skipped: None,
+            detail,
+            bump: Some(bump),
+        }))
+    }
+
+    /// The bump check on `frame` against the calibration in use; when the table
+    /// moved (and the re-fit's denser reading agrees), the re-fit, put in use.
+    /// `None`: nothing to tell (still, or too little seen to tell).
+    fn check(&mut self, frame: BgrFrame<'_>) -> Result<Option<BumpNote>, RefitError> {
+        let check = check_bump(frame, &self.current, &OutlineSearch::CHECK)?;
+        let shift_mm = check.shift_mm.unwrap_or_default();
+        match check.verdict {
+            BumpVerdict::Unknown => return Ok(None),
+            // Back where the calibration in use puts it after a refused re-fit.
+            BumpVerdict::Still if self.refused => {
+                return Ok(Some(BumpNote {
+                    shift_mm,
+                    refit: Ok(Box::new(self.current.file.clone())),
+                }))
+            }
+            BumpVerdict::Still => return Ok(None),
+            BumpVerdict::Moved => {}
+        }
+        let refused = |why: String| {
+            Ok(Some(BumpNote {
+                shift_mm,
+                refit: Err(why),
+            }))
+        };
+        let refit = match refit_table(frame, &self.current, &OutlineSearch::REFIT) {
+            Ok(refit) => refit,
+            Err(e @ (RefitError::NotFound(_) | RefitError::Disagrees(_))) => {
+                return refused(e.to_string())
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(doubt) = refit.doubt {
+            return refused(RefitError::Disagrees(Box::new(doubt)).to_string());
+        }
+        // A reading every pixel that does not find the move: an item or a hand
+        // at an edge misread by the sparser check.
+        if refit.moved.verdict != BumpVerdict::Moved {
+            return Ok(None);
+        }
+        let Ok(calibration) = TableCalibration::from_file(refit.file.clone(), "the re-fit") else {
+            return refused("the re-fitted calibration is degenerate".into());
+        };
+        let to_table = Homography::from_matrix(
+            calibration.table_from_undistorted.matrix() * self.built.inverse().matrix(),
+        );
+        let Some(to_table) = to_table else {
+            return refused("the re-fitted calibration is degenerate".into());
+        };
+        self.to_table = Some(to_table);
+        self.current = calibration;
+        Ok(Some(BumpNote {
+            shift_mm: refit.moved.shift_mm.unwrap_or(shift_mm),
+            refit: Ok(Box::new(refit.file)),
+        }))
+    }
+}
+
+fn box_area(b: &MmBox) -> f64 {
+    let d = b.max - b.min;
+    d.x.max(0.0) * d.y.max(0.0)
+}
+
+fn grid_area(g: &crate::detect::TopGrid) -> f64 {
+    g.width as f64 * g.height as f64 * g.mm_per_px * g.mm_per_px
+}
+
+/// What the views show, in the views' mm (the first calibration's), put where the
+/// calibration in use puts it: `to_table` maps the one to the other on the table's
+/// plane (both calibrations share the camera's intrinsics, so a pixel undistorted is
+/// the same pixel for both). Before the height correction: that one needs the
+/// camera's new position.
+fn onto_table(mut seen: Sightings, to_table: &Homography) -> Sightings {
+    let map = |p: crate::geometry::Point| to_table.apply(p);
+    for f in &mut seen.fish {
+        let p = f.pose.point();
+        let q = map(p);
+        if let Some(theta) = f.pose.theta {
+            // The heading: where a point 10 mm ahead goes.
+            let ahead = map(p + nalgebra::Vector2::new(theta.cos(), theta.sin()) * 10.0);
+            f.pose.theta = Some((ahead.y - q.y).atan2(ahead.x - q.x));
+        }
+        f.pose.x = q.x;
+        f.pose.y = q.y;
+    }
+    for c in &mut seen.coins {
+        c.pt_in_table = map(c.pt_in_table);
+        if let Some(s) = &mut c.streak {
+            s.from = map(s.from);
+            s.to = map(s.to);
+        }
+    }
+    for o in &mut seen.occluders {
+        o.0 = map(o.0);
+    }
+    for t in &mut seen.strangers {
+        t.centre = map(t.centre);
+    }
+    seen
 }

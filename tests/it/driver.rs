@@ -623,6 +623,7 @@ impl FrameSource for LosingCamera {
             state: CameraState::Lost,
             skipped: None,
             detail: detail.into(),
+            bump: None,
         };
         let mut back = 0;
         for dets in &self.frames {
@@ -643,6 +644,7 @@ impl FrameSource for LosingCamera {
                         state: CameraState::Reconnected,
                         skipped: Some((self.lost_at, gap)),
                         detail: "open again".into(),
+                        bump: None,
                     });
                     continue;
                 }

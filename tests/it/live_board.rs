@@ -342,6 +342,9 @@ fn an_event_published_shows_on_the_page_within_half_a_second() {
                     },
                     dropped: Some(k as u64),
                     detail: String::new(),
+                    shift_mm: None,
+                    table: None,
+                    refused: None,
                 },
                 if k == 2 {
                     "camera lost".to_string()

@@ -54,6 +54,7 @@ mod live;
 mod live_board;
 #[cfg(feature = "opencv")]
 mod progress_eta;
+mod recalibrate_live;
 #[cfg(feature = "opencv")]
 mod replay_cli;
 mod replay_diagram;
