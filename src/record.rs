@@ -36,11 +36,61 @@ pub struct VideoInfo {
     /// Frames after the last shot's rest fall in no shot.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub damaged_shots: Vec<usize>,
+    /// Why the frames of `damaged_frames` were called damaged: stretches of
+    /// consecutive frames with one reason, in order (absent in records of older
+    /// builds, and for frames whose reason is not known, as of recorded detections).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damage: Vec<DamagedStretch>,
     /// Why reading stopped before the end the container claims (a file cut short,
     /// a damaged stretch too long to read past): what came after was not seen, so
     /// the shots in it are missing and the last one may be cut. Absent: read to the end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+}
+
+/// Why a frame was called damaged (`video.damage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DamageReason {
+    /// The frame could not be decoded at all.
+    Undecodable,
+    /// FFmpeg decoded it with errors (its picture partly concealed guesswork).
+    DecoderErrors,
+    /// Its picture shows macroblock damage FFmpeg did not report.
+    Picture,
+    /// Predicted from a damaged frame: after one, every frame up to the next key
+    /// frame is built on the damaged picture and carries its damage on.
+    Predicted,
+    /// A reason this build does not know (a record of a newer one).
+    #[serde(other)]
+    Other,
+}
+
+/// Frames `from` to `to` (both included) damaged for one reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DamagedStretch {
+    pub from: FrameIdx,
+    pub to: FrameIdx,
+    pub reason: DamageReason,
+}
+
+impl DamagedStretch {
+    /// `frames` (in order) with their reasons, as stretches of consecutive frames
+    /// with one reason.
+    pub fn stretches(frames: impl IntoIterator<Item = (FrameIdx, DamageReason)>) -> Vec<Self> {
+        let mut out: Vec<DamagedStretch> = Vec::new();
+        for (f, reason) in frames {
+            match out.last_mut() {
+                Some(last) if last.reason == reason && last.to + 1 == f => last.to = f,
+                _ => out.push(DamagedStretch {
+                    from: f,
+                    to: f,
+                    reason,
+                }),
+            }
+        }
+        out
+    }
 }
 
 /// An item that left the table during a shot.
@@ -1012,6 +1062,7 @@ impl Record {
             v.damaged_frames.len(),
             l::MAX_FRAMES as usize,
         )?;
+        check_count("video.damage", v.damage.len(), l::MAX_FRAMES as usize)?;
         check_count("players", self.players.len(), l::MAX_PLAYERS)?;
         check_count("scores", self.scores.len(), l::MAX_PLAYERS)?;
         check_count("shots", self.shots.len(), l::MAX_SHOTS)?;
@@ -1069,6 +1120,13 @@ impl Record {
             .damaged_frames
             .extend(clip.video.damaged_frames.iter().map(|f| f + offset));
         self.video.damaged_shots.extend(clip.video.damaged_shots);
+        self.video
+            .damage
+            .extend(clip.video.damage.iter().map(|d| DamagedStretch {
+                from: d.from + offset,
+                to: d.to + offset,
+                ..*d
+            }));
         if self.video.stopped.is_none() {
             self.video.stopped = clip.video.stopped;
         }
