@@ -1317,4 +1317,52 @@ mod tests {
         assert_eq!(r.shots[0].start[&ItemId::fish(0)].theta, Some(0.0));
         assert_eq!(r.shots[0].start[&ItemId::coin(0)].theta, None);
     }
+
+    #[test]
+    fn damaged_frames_group_into_stretches_of_one_reason() {
+        use DamageReason::*;
+        let got = DamagedStretch::stretches([
+            (4, Picture),
+            (5, Predicted),
+            (6, Predicted),
+            (9, Predicted),
+            (10, Undecodable),
+            (11, Undecodable),
+        ]);
+        let want: Vec<(FrameIdx, FrameIdx, DamageReason)> = vec![
+            (4, 4, Picture),
+            (5, 6, Predicted),
+            (9, 9, Predicted),
+            (10, 11, Undecodable),
+        ];
+        let got: Vec<_> = got.iter().map(|d| (d.from, d.to, d.reason)).collect();
+        assert_eq!(got, want);
+    }
+
+    /// Records without `video.damage` (older builds) still load; a reason this build
+    /// does not know (a newer one's) loads as `Other`; the field is written only when
+    /// there is damage, so a clean video's record is as before.
+    #[test]
+    fn video_damage_is_optional_and_open_to_new_reasons() {
+        let old = r#"{ "version": 2, "video": { "path": "m.avi", "fps": 30.0, "frames": 9,
+            "width": 8, "height": 8, "damaged_frames": [3] }, "players": [], "shots": [],
+            "scores": [] }"#;
+        let r: Record = crate::config::parse_json(old, Path::new("r.json")).unwrap();
+        assert_eq!(r.video.damaged_frames, vec![3]);
+        assert!(r.video.damage.is_empty());
+        let newer = old.replace(
+            r#""damaged_frames": [3] }"#,
+            r#""damaged_frames": [3, 4], "damage": [
+                {"from": 3, "to": 3, "reason": "decoder_errors"},
+                {"from": 4, "to": 4, "reason": "cosmic_rays"}] }"#,
+        );
+        let r: Record = crate::config::parse_json(&newer, Path::new("r.json")).unwrap();
+        let reasons: Vec<DamageReason> = r.video.damage.iter().map(|d| d.reason).collect();
+        assert_eq!(
+            reasons,
+            vec![DamageReason::DecoderErrors, DamageReason::Other]
+        );
+        let written = serde_json::to_string(&VideoInfo::default()).unwrap();
+        assert!(!written.contains("damage"), "{written}");
+    }
 }
