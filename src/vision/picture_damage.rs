@@ -19,9 +19,14 @@
 //! else the reference was (damage seen late, or a key frame that repairs it) and the
 //! new picture becomes the reference.
 //!
-//! Measured (2026-12-03) on the clean demo, the 12 foreign clips and the clips of a
-//! domain sweep (H.264 and MPEG-4, hands, tiles, camera drift): no picture of a clean
-//! video has 2 corners (at most 0), so none is called damaged.
+//! Measured (2026-12-03) on the clean demo, the 12 foreign clips and the 40 clips of
+//! a domain sweep (H.264 and MPEG-4, hands, tiles, camera drift): no picture of a
+//! clean video has a corner at all (each compared with the picture before it), so
+//! one corner is enough. Damage along the picture's border often has only one: a
+//! strip of broken blocks reaching the bottom and right edges has its other corners
+//! on the picture's edge, not on grid nodes (seed 3062's flip-145: 16 blocks 84 grey
+//! levels off at the bottom edge, 1 corner, missed with 2 asked; a lost coin missed
+//! and a shot invented in silence).
 //! Uses: OpenCV imgproc (grey, shrink).
 
 use opencv::core::{Mat, Rect, Size};
@@ -29,7 +34,7 @@ use opencv::imgproc;
 use opencv::prelude::*;
 
 /// Grid corners from which a change is taken as macroblock damage.
-pub const MIN_CORNERS: usize = 2;
+pub const MIN_CORNERS: usize = 1;
 /// How far a macroblock is shrunk: 16 pixels become 4.
 const SHRINK: i32 = 4;
 /// Pixels a block of the shrunk picture has on a side.
@@ -312,6 +317,20 @@ mod tests {
         assert!(!check.damaged_small(small(sound.clone())));
         // One broken block alone is damage too.
         assert!(check.damaged_small(small(broken(sound.clone(), &[(2, 2)]))));
+    }
+
+    /// A strip of broken blocks along the bottom edge, reaching the right edge: its
+    /// edges meet in one grid corner only (the others lie on the picture's edge).
+    #[test]
+    fn broken_blocks_along_the_border_are_damage() {
+        let mut check = PictureCheck::new();
+        let sound = scene((20.0, 20.0));
+        assert!(!check.damaged_small(small(sound.clone())));
+        let (rows, cols) = (H / BLOCK, W / BLOCK);
+        let strip: Vec<(usize, usize)> = (cols / 2..cols).map(|c| (rows - 1, c)).collect();
+        let bad = small(broken(sound.clone(), &strip));
+        assert_eq!(grid_steps(&small(sound), &bad).corners, 1);
+        assert!(check.damaged_small(bad));
     }
 
     /// No frame of the clean demo (1280×720 MPEG-4, its first 120 frames) is called
