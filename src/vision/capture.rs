@@ -267,7 +267,8 @@ enum Kind {
         /// The container index of the next frame.
         next: FrameIdx,
         frames: Option<u64>,
-        damage: Damage,
+        /// Boxed: it holds a second capture (the key frames' reader).
+        damage: Box<Damage>,
     },
 }
 
@@ -664,7 +665,7 @@ impl FrameSource {
                 capture,
                 next: 0,
                 frames: (count >= 1.0).then_some(count as u64),
-                damage: Damage::new(messages, keys, counted.then_some(spec)),
+                damage: Box::new(Damage::new(messages, keys, counted.then_some(spec))),
             },
             fps: (fps > 0.0).then_some(fps),
             live: !counted,
