@@ -36,6 +36,11 @@ pub struct VideoInfo {
     /// Frames after the last shot's rest fall in no shot.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub damaged_shots: Vec<usize>,
+    /// Why the frames of `damaged_frames` were called damaged: stretches of
+    /// consecutive frames with one reason, in order (absent in records of older
+    /// builds, and for frames whose reason is not known, as of recorded detections).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub damage: Vec<DamagedStretch>,
     /// Why reading stopped before the end the container claims (a file cut short,
     /// a damaged stretch too long to read past): what came after was not seen, so
     /// the shots in it are missing and the last one may be cut. Absent: read to the end.
@@ -63,6 +68,51 @@ pub struct Recalibrated {
     /// measured with a table that is off, and say so in their notes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+}
+
+/// Why a frame was called damaged (`video.damage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DamageReason {
+    /// The frame could not be decoded at all.
+    Undecodable,
+    /// FFmpeg decoded it with errors (its picture partly concealed guesswork).
+    DecoderErrors,
+    /// Its picture shows macroblock damage FFmpeg did not report.
+    Picture,
+    /// Predicted from a damaged frame: after one, every frame up to the next key
+    /// frame is built on the damaged picture and carries its damage on.
+    Predicted,
+    /// A reason this build does not know (a record of a newer one).
+    #[serde(other)]
+    Other,
+}
+
+/// Frames `from` to `to` (both included) damaged for one reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DamagedStretch {
+    pub from: FrameIdx,
+    pub to: FrameIdx,
+    pub reason: DamageReason,
+}
+
+impl DamagedStretch {
+    /// `frames` (in order) with their reasons, as stretches of consecutive frames
+    /// with one reason.
+    pub fn stretches(frames: impl IntoIterator<Item = (FrameIdx, DamageReason)>) -> Vec<Self> {
+        let mut out: Vec<DamagedStretch> = Vec::new();
+        for (f, reason) in frames {
+            match out.last_mut() {
+                Some(last) if last.reason == reason && last.to + 1 == f => last.to = f,
+                _ => out.push(DamagedStretch {
+                    from: f,
+                    to: f,
+                    reason,
+                }),
+            }
+        }
+        out
+    }
 }
 
 /// An item that left the table during a shot.
@@ -1034,6 +1084,7 @@ impl Record {
             v.damaged_frames.len(),
             l::MAX_FRAMES as usize,
         )?;
+        check_count("video.damage", v.damage.len(), l::MAX_FRAMES as usize)?;
         check_count("players", self.players.len(), l::MAX_PLAYERS)?;
         check_count("scores", self.scores.len(), l::MAX_PLAYERS)?;
         check_count("shots", self.shots.len(), l::MAX_SHOTS)?;
@@ -1091,6 +1142,13 @@ impl Record {
             .damaged_frames
             .extend(clip.video.damaged_frames.iter().map(|f| f + offset));
         self.video.damaged_shots.extend(clip.video.damaged_shots);
+        self.video
+            .damage
+            .extend(clip.video.damage.iter().map(|d| DamagedStretch {
+                from: d.from + offset,
+                to: d.to + offset,
+                ..*d
+            }));
         if self.video.stopped.is_none() {
             self.video.stopped = clip.video.stopped;
         }
@@ -1280,5 +1338,53 @@ mod tests {
         assert_eq!(r.shots[0].coins_in_holes[&ItemId::coin(0)], ItemId::fish(0));
         assert_eq!(r.shots[0].start[&ItemId::fish(0)].theta, Some(0.0));
         assert_eq!(r.shots[0].start[&ItemId::coin(0)].theta, None);
+    }
+
+    #[test]
+    fn damaged_frames_group_into_stretches_of_one_reason() {
+        use DamageReason::*;
+        let got = DamagedStretch::stretches([
+            (4, Picture),
+            (5, Predicted),
+            (6, Predicted),
+            (9, Predicted),
+            (10, Undecodable),
+            (11, Undecodable),
+        ]);
+        let want: Vec<(FrameIdx, FrameIdx, DamageReason)> = vec![
+            (4, 4, Picture),
+            (5, 6, Predicted),
+            (9, 9, Predicted),
+            (10, 11, Undecodable),
+        ];
+        let got: Vec<_> = got.iter().map(|d| (d.from, d.to, d.reason)).collect();
+        assert_eq!(got, want);
+    }
+
+    /// Records without `video.damage` (older builds) still load; a reason this build
+    /// does not know (a newer one's) loads as `Other`; the field is written only when
+    /// there is damage, so a clean video's record is as before.
+    #[test]
+    fn video_damage_is_optional_and_open_to_new_reasons() {
+        let old = r#"{ "version": 2, "video": { "path": "m.avi", "fps": 30.0, "frames": 9,
+            "width": 8, "height": 8, "damaged_frames": [3] }, "players": [], "shots": [],
+            "scores": [] }"#;
+        let r: Record = crate::config::parse_json(old, Path::new("r.json")).unwrap();
+        assert_eq!(r.video.damaged_frames, vec![3]);
+        assert!(r.video.damage.is_empty());
+        let newer = old.replace(
+            r#""damaged_frames": [3] }"#,
+            r#""damaged_frames": [3, 4], "damage": [
+                {"from": 3, "to": 3, "reason": "decoder_errors"},
+                {"from": 4, "to": 4, "reason": "cosmic_rays"}] }"#,
+        );
+        let r: Record = crate::config::parse_json(&newer, Path::new("r.json")).unwrap();
+        let reasons: Vec<DamageReason> = r.video.damage.iter().map(|d| d.reason).collect();
+        assert_eq!(
+            reasons,
+            vec![DamageReason::DecoderErrors, DamageReason::Other]
+        );
+        let written = serde_json::to_string(&VideoInfo::default()).unwrap();
+        assert!(!written.contains("damage"), "{written}");
     }
 }

@@ -500,12 +500,19 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         }
     }
     let [width, height] = settings.calibration.camera.image_size;
+    // Why each damaged frame was skipped, as the capture noted (a file read
+    // through `vision`; recorded detections carry no reasons).
+    #[cfg(feature = "opencv")]
+    let damage = crate::vision::capture::damage_of(&info.spec, &damaged);
+    #[cfg(not(feature = "opencv"))]
+    let damage = Vec::new();
     let video = VideoInfo {
         path: info.spec,
         fps,
         frames,
         width,
         height,
+        damage,
         damaged_frames: damaged,
         damaged_shots: Vec::new(),
         stopped,

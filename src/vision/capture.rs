@@ -10,17 +10,25 @@
 //! frame whose picture shows macroblock damage FFmpeg did not report (most damage,
 //! and the frames predicted from a damaged one): see
 //! [`picture_damage`](super::picture_damage).
+//! A frame predicted from a damaged one (any frame after it up to the next key
+//! frame, which the container's packets tell: [`KeyFrames`]) carries the damage on
+//! and is skipped the same way. Why each frame of a file was skipped is kept for
+//! the record ([`damage_of`]).
 //! The video ends where the container's frame count says, or, past a cut, after
 //! [`MAX_FAILED_READS`] failed reads in a row.
-//! Uses: model (FrameIdx), decoder_log, picture_damage; OpenCV videoio/imgcodecs to decode.
+//! Uses: model (FrameIdx), record (DamageReason), decoder_log, picture_damage;
+//! OpenCV videoio/imgcodecs to decode.
 
 use super::decoder_log;
 use super::picture_damage::PictureCheck;
 use crate::model::FrameIdx;
+use crate::record::{DamageReason, DamagedStretch};
 use opencv::core::{Mat, Vector};
 use opencv::prelude::*;
 use opencv::{core, imgcodecs, videoio};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 /// File extensions read as still images (lower case); anything else is tried as a video.
 pub const IMAGE_EXTENSIONS: &[&str] = &[
@@ -67,6 +75,144 @@ fn cv<T>(what: &str, r: opencv::Result<T>) -> Result<T, CaptureError> {
         what: what.to_string(),
         source,
     })
+}
+
+/// Why frames were skipped, per video file (its spec), for the record: the frames
+/// are read on the driver's decoding threads, the record is made after the source
+/// is gone, so the reasons wait here until [`damage_of`] takes them.
+#[derive(Default)]
+struct Reasons {
+    /// Sources of each spec now open.
+    open: HashMap<String, usize>,
+    reasons: HashMap<String, BTreeMap<FrameIdx, DamageReason>>,
+}
+
+static REASONS: Mutex<Option<Reasons>> = Mutex::new(None);
+
+fn reasons() -> MutexGuard<'static, Option<Reasons>> {
+    REASONS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Notes why frame `index` of the file `spec` was skipped (the most direct reason,
+/// should two readings of one file differ).
+fn note_damage(spec: &str, index: FrameIdx, reason: DamageReason) {
+    let mut guard = reasons();
+    let r = guard.get_or_insert_with(Reasons::default);
+    let frames = r.reasons.entry(spec.to_string()).or_default();
+    let kept = frames.entry(index).or_insert(reason);
+    *kept = (*kept).min(reason);
+}
+
+/// Why the `damaged` frames of the video file `spec` were skipped, as stretches;
+/// frames whose reason is not known are left out. Forgets the file's reasons when
+/// no source of it is open any more (so the next reading of a file at this path
+/// starts afresh).
+pub fn damage_of(spec: &str, damaged: &[FrameIdx]) -> Vec<DamagedStretch> {
+    let mut guard = reasons();
+    let Some(r) = guard.as_mut() else {
+        return Vec::new();
+    };
+    let out = match r.reasons.get(spec) {
+        Some(known) => DamagedStretch::stretches(
+            damaged
+                .iter()
+                .filter_map(|f| known.get(f).map(|reason| (*f, *reason))),
+        ),
+        None => Vec::new(),
+    };
+    if !r.open.contains_key(spec) {
+        r.reasons.remove(spec);
+    }
+    out
+}
+
+/// A file video's place among the sources open: counted while it lives.
+struct OpenFile(String);
+
+impl OpenFile {
+    fn new(spec: &str) -> OpenFile {
+        let mut guard = reasons();
+        let r = guard.get_or_insert_with(Reasons::default);
+        *r.open.entry(spec.to_string()).or_default() += 1;
+        OpenFile(spec.to_string())
+    }
+}
+
+impl Drop for OpenFile {
+    fn drop(&mut self) {
+        let mut guard = reasons();
+        if let Some(r) = guard.as_mut() {
+            if let Some(n) = r.open.get_mut(&self.0) {
+                *n -= 1;
+                if *n == 0 {
+                    r.open.remove(&self.0);
+                }
+            }
+        }
+    }
+}
+
+/// Which frames of a video file are key frames (decoded on their own, not predicted
+/// from the frames before), from the container's packets: a second capture of the
+/// file reads its packets undecoded (OpenCV's raw mode, cheap), in step with the
+/// decoding, and FFmpeg's key flag of each says.
+///
+/// A packet's index is taken as its frame's: true where frames are stored in the
+/// order they are shown (MPEG-4 part 2 without B-frames, as the demo; H.264
+/// without B-frames). With B-frames a key frame is shown a frame or two after its
+/// packet's place, so the stretch predicted from a damaged frame may be taken to
+/// end that early.
+struct KeyFrames {
+    raw: videoio::VideoCapture,
+    /// The index of the next packet to read.
+    next: FrameIdx,
+    /// The last packet read and whether it is a key frame.
+    last: Option<(FrameIdx, bool)>,
+    packet: Mat,
+    /// Reading the packets failed (past a cut): nothing more is known.
+    ended: bool,
+}
+
+impl KeyFrames {
+    /// The packets of `spec` opened for reading; `None` where FFmpeg cannot (the
+    /// predicted frames are then not told).
+    fn open(spec: &str) -> Option<KeyFrames> {
+        let params = Vector::from_slice(&[videoio::CAP_PROP_FORMAT, -1]);
+        let raw = videoio::VideoCapture::from_file_with_params(spec, videoio::CAP_FFMPEG, &params)
+            .ok()?;
+        if !raw.is_opened().unwrap_or(false) {
+            return None;
+        }
+        Some(KeyFrames {
+            raw,
+            next: 0,
+            last: None,
+            packet: Mat::default(),
+            ended: false,
+        })
+    }
+
+    /// Whether frame `index` is a key frame; `None` when not known (asked of a frame
+    /// before the last asked, or past the packets' end).
+    fn is_key(&mut self, index: FrameIdx) -> Option<bool> {
+        while !self.ended && self.next <= index {
+            let read = self.raw.read(&mut self.packet).unwrap_or(false);
+            if !read {
+                self.ended = true;
+                break;
+            }
+            let key = self
+                .raw
+                .get(videoio::CAP_PROP_LRF_HAS_KEY_FRAME)
+                .unwrap_or(0.0);
+            self.last = Some((self.next, key != 0.0));
+            self.next += 1;
+        }
+        match self.last {
+            Some((at, key)) if at == index => Some(key),
+            _ => None,
+        }
+    }
 }
 
 /// Makes OpenCV's own thread pool one thread: for pipelines whose stages already
@@ -121,7 +267,8 @@ enum Kind {
         /// The container index of the next frame.
         next: FrameIdx,
         frames: Option<u64>,
-        damage: Damage,
+        /// Boxed: it holds a second capture (the key frames' reader).
+        damage: Box<Damage>,
     },
 }
 
@@ -146,7 +293,13 @@ enum Kind {
 /// (`analyse A B C`) each video counts only its own decoder's
 /// ([`VideoCount`](decoder_log::VideoCount)).
 /// The damage FFmpeg conceals spreads to the frames predicted from the damaged one
-/// (up to the next key frame), which decode without a message: they are not marked.
+/// (up to the next key frame), which decode without a message, and that the picture
+/// check misses once motion has moved the damage off the macroblock grid: so after
+/// any damaged frame (or one that did not decode) every frame up to the next key
+/// frame is marked as predicted from it, where the key frames are known
+/// ([`KeyFrames`]). Measured on the seed-16 set's flip-1 (GOP of 12): the frames
+/// that differ from the clean decode and were not marked (161–167, 188–191,
+/// 197–203, 349–359, 363–371) each end just before a key frame.
 /// Without a counting [`DecoderLog`](decoder_log::DecoderLog) nothing is read ahead.
 struct Damage {
     /// This video's FFmpeg messages (none without a counting `DecoderLog`).
@@ -165,6 +318,16 @@ struct Damage {
     end: Option<Result<(), CaptureError>>,
     /// Damage the decoder did not report, seen in the pictures.
     pictures: PictureCheck,
+    /// The video's key frames (none known: no frame is taken as predicted).
+    keys: Option<KeyFrames>,
+    /// A frame since the last key frame was damaged: the frames after it are
+    /// predicted from its damage.
+    suspect: bool,
+    /// The index after the last frame handed out or skipped.
+    judged_to: FrameIdx,
+    /// A file's spec, under which why each frame was skipped is noted (none for a
+    /// live source, whose indices the driver may number on).
+    file: Option<OpenFile>,
 }
 
 /// A frame read ahead.
@@ -182,7 +345,11 @@ struct Ahead {
 const MAX_IN_FLIGHT: u64 = 16;
 
 impl Damage {
-    fn new(count: Option<decoder_log::VideoCount>) -> Damage {
+    fn new(
+        count: Option<decoder_log::VideoCount>,
+        keys: Option<KeyFrames>,
+        file: Option<&str>,
+    ) -> Damage {
         let in_flight = if count.is_some() {
             // SAFETY: sysconf only reads a system figure.
             let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
@@ -199,6 +366,10 @@ impl Damage {
             read_to: 0,
             end: None,
             pictures: PictureCheck::new(),
+            keys,
+            suspect: false,
+            judged_to: 0,
+            file: file.map(OpenFile::new),
         }
     }
 
@@ -222,6 +393,13 @@ impl Damage {
 
     /// Takes frame `index`, just read into `image`.
     fn push(&mut self, index: FrameIdx, image: Mat) {
+        // The frames before it since the last read did not decode. (A gap as long
+        // as the longest video allowed is a time stamp gone wrong: not listed.)
+        if index - self.read_to <= crate::limits::MAX_FRAMES {
+            for f in self.read_to..index {
+                self.note(f, DamageReason::Undecodable);
+            }
+        }
         let now = self.seen();
         self.ahead.push_back(Ahead {
             index,
@@ -259,10 +437,69 @@ impl Damage {
         }
         self.marked_until.is_some_and(|m| frame.index <= m)
     }
+
+    /// Why `frame`, the first of those ahead (taken off), is damaged; `None`: sound.
+    fn reason(&mut self, frame: &Ahead) -> Result<Option<DamageReason>, CaptureError> {
+        let reported = self.judge(frame);
+        if frame.index > self.judged_to {
+            // Frames just before it did not decode: it is predicted from nothing.
+            self.suspect = true;
+        }
+        self.judged_to = frame.index + 1;
+        let key = self.keys.as_mut().and_then(|k| k.is_key(frame.index));
+        if key == Some(true) {
+            self.suspect = false;
+        }
+        // A frame the decoder reported, or predicted from damage, is not looked at:
+        // it must not become the picture the next ones are compared with.
+        let reason = if reported {
+            Some(DamageReason::DecoderErrors)
+        } else if self.suspect && self.keys.is_some() {
+            Some(DamageReason::Predicted)
+        } else if !frame.image.empty() && cv("picture check", self.pictures.damaged(&frame.image))?
+        {
+            Some(DamageReason::Picture)
+        } else {
+            None
+        };
+        if frame.image.empty() {
+            // Only grabbed: the next picture has nothing before it to compare with.
+            self.pictures.forget();
+        }
+        if let Some(reason) = reason {
+            self.suspect = true;
+            self.note(frame.index, reason);
+        }
+        Ok(reason)
+    }
+
+    /// Notes for the record why frame `index` of a file was skipped.
+    fn note(&self, index: FrameIdx, reason: DamageReason) {
+        if let Some(file) = &self.file {
+            note_damage(&file.0, index, reason);
+        }
+    }
 }
 
 /// A capture just opened, and its share of FFmpeg's messages (while they are counted).
 type Opened = (videoio::VideoCapture, Option<decoder_log::VideoCount>);
+
+/// A file's capture and its key frames' reader, opened together (as one video, for
+/// the decoder's messages).
+fn open_file(spec: &str) -> Result<(Opened, Option<KeyFrames>), CaptureError> {
+    let mut keys = None;
+    let opened = open_counted("video", || {
+        let capture = videoio::VideoCapture::from_file(spec, videoio::CAP_ANY);
+        if capture
+            .as_ref()
+            .is_ok_and(|c| c.is_opened().unwrap_or(false))
+        {
+            keys = KeyFrames::open(spec);
+        }
+        capture
+    })?;
+    Ok((opened, keys))
+}
 
 /// Opens a capture with `open`; while FFmpeg's messages are counted, as a video of
 /// its own ([`VideoCount::open`](decoder_log::VideoCount::open)), so that another
@@ -343,7 +580,7 @@ impl FrameSource {
             let opened = open_counted("camera", || {
                 videoio::VideoCapture::from_file(spec, videoio::CAP_V4L2)
             })?;
-            return FrameSource::from_capture(spec, "camera", opened, false);
+            return FrameSource::from_capture(spec, "camera", opened, false, None);
         }
         if stream_scheme(spec).is_some() {
             // A stream that does not answer must not hang the opening or a read.
@@ -356,7 +593,7 @@ impl FrameSource {
             let opened = open_counted("stream", || {
                 videoio::VideoCapture::from_file_with_params(spec, videoio::CAP_FFMPEG, &params)
             })?;
-            return FrameSource::from_capture(spec, "stream", opened, false);
+            return FrameSource::from_capture(spec, "stream", opened, false, None);
         }
         let path = Path::new(spec);
         if path.is_dir() {
@@ -396,19 +633,18 @@ impl FrameSource {
         if is_image_path(path) {
             return FrameSource::from_images(spec, vec![path.to_path_buf()]);
         }
-        let opened = open_counted("video", || {
-            videoio::VideoCapture::from_file(spec, videoio::CAP_ANY)
-        })?;
-        FrameSource::from_capture(spec, "video", opened, true)
+        let (opened, keys) = open_file(spec)?;
+        FrameSource::from_capture(spec, "video", opened, true, keys)
     }
 
     /// A source over an opened capture; `counted`: the container's frame count means
-    /// something (a file, not a live camera).
+    /// something (a file, not a live camera); `keys`: its key frames, where known.
     fn from_capture(
         spec: &str,
         what: &str,
         (capture, messages): Opened,
         counted: bool,
+        keys: Option<KeyFrames>,
     ) -> Result<FrameSource, CaptureError> {
         if !cv(what, capture.is_opened())? {
             return Err(if counted {
@@ -429,7 +665,7 @@ impl FrameSource {
                 capture,
                 next: 0,
                 frames: (count >= 1.0).then_some(count as u64),
-                damage: Damage::new(messages),
+                damage: Box::new(Damage::new(messages, keys, counted.then_some(spec))),
             },
             fps: (fps > 0.0).then_some(fps),
             live: !counted,
@@ -441,7 +677,7 @@ impl FrameSource {
         let opened = open_counted("webcam", || {
             videoio::VideoCapture::new(device, videoio::CAP_ANY)
         })?;
-        FrameSource::from_capture(spec, "webcam", opened, false)
+        FrameSource::from_capture(spec, "webcam", opened, false, None)
     }
 
     /// A source over the given image files, in this order.
@@ -648,17 +884,7 @@ fn next_video(
                 _ => Ok(None),
             };
         };
-        let reported = damage.judge(&frame);
-        // A frame the decoder reported is not looked at: it must not become the
-        // picture the next ones are compared with.
-        let sound = !reported
-            && (frame.image.empty()
-                || !cv("picture check", damage.pictures.damaged(&frame.image))?);
-        if frame.image.empty() {
-            // Only grabbed: the next picture has nothing before it to compare with.
-            damage.pictures.forget();
-        }
-        if sound {
+        if damage.reason(&frame)?.is_none() {
             return Ok(Some((frame.index, frame.image)));
         }
         buffer = frame.image;

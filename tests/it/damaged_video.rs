@@ -48,6 +48,38 @@ fn frame_chunks(avi: &[u8]) -> Vec<(usize, usize)> {
     chunks
 }
 
+/// The frames an AVI marks as key frames (`idx1` entries of `00dc` chunks with
+/// AVIIF_KEYFRAME), read from the container independently of FFmpeg.
+pub(crate) fn key_frames(avi: &[u8]) -> Vec<usize> {
+    let u32_at = |o: usize| u32::from_le_bytes(avi[o..o + 4].try_into().unwrap()) as usize;
+    let idx = avi
+        .windows(4)
+        .rposition(|w| w == b"idx1")
+        .expect("an idx1 index");
+    let entries = u32_at(idx + 4) / 16;
+    let mut frame = 0;
+    let mut keys = Vec::new();
+    for e in (0..entries).map(|k| idx + 8 + 16 * k) {
+        if &avi[e..e + 4] == b"00dc" {
+            if u32_at(e + 4) & 0x10 != 0 {
+                keys.push(frame);
+            }
+            frame += 1;
+        }
+    }
+    keys
+}
+
+/// The frames from `damaged` up to the key frame after it: a frame that fails to
+/// decode, and those predicted from it, which carry its damage on.
+fn damaged_up_to_the_next_key_frame(avi: &[u8], damaged: usize) -> Vec<usize> {
+    let next_key = key_frames(avi)
+        .into_iter()
+        .find(|k| *k > damaged)
+        .expect("a key frame after it");
+    (damaged..next_key).collect()
+}
+
 /// Runs `fishtrack analyse ARGS` with the bundled calibration, killed after a
 /// minute (a hang fails the test instead of stalling it): exit code, stderr.
 fn analyse(args: &[&str]) -> (i32, String) {
@@ -130,6 +162,7 @@ fn a_frame_that_fails_to_decode_is_skipped_counted_and_the_match_read_on() {
     let damaged = frame_before_shot_2();
     let (at, len) = chunks[damaged];
     bytes[at..at + len].fill(0);
+    let stretch = damaged_up_to_the_next_key_frame(&bytes, damaged);
     let video = d.join("damaged.avi");
     std::fs::write(&video, &bytes).unwrap();
     let out = d.join("record.json");
@@ -137,8 +170,13 @@ fn a_frame_that_fails_to_decode_is_skipped_counted_and_the_match_read_on() {
     assert_eq!(code, 3, "a damaged frame in a shot warns: {err}");
     let lines = alarm_lines(&err);
     assert_eq!(lines.len(), 1, "{err}");
+    let listed = stretch
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
     assert!(
-        lines[0].contains(&format!("1 damaged frame ({damaged})")) && lines[0].contains("shot 2"),
+        lines[0].contains(&format!("({listed})")) && lines[0].contains("shot 2"),
         "{err}"
     );
     assert!(
@@ -154,8 +192,18 @@ fn a_frame_that_fails_to_decode_is_skipped_counted_and_the_match_read_on() {
     );
     assert_eq!(
         record["video"]["damaged_frames"],
-        serde_json::json!([damaged])
+        serde_json::json!(stretch)
     );
+    // Why: the zeroed frame did not decode; the frames after it were predicted from it.
+    let mut why =
+        vec![serde_json::json!({"from": damaged, "to": damaged, "reason": "undecodable"})];
+    if stretch.len() > 1 {
+        why.push(
+            serde_json::json!({"from": damaged + 1, "to": stretch[stretch.len() - 1],
+            "reason": "predicted"}),
+        );
+    }
+    assert_eq!(record["video"]["damage"], serde_json::json!(why));
     assert_eq!(record["video"]["damaged_shots"], serde_json::json!([2]));
     // The flicks as the eye finds them in the undamaged video (within a frame of
     // the truth's).
@@ -187,7 +235,7 @@ fn a_frame_that_fails_to_decode_is_skipped_counted_and_the_match_read_on() {
     assert_eq!(record["scores"], truth["scores"]);
     let notes = shots[2]["notes"].to_string();
     assert!(
-        notes.contains(&format!("frame {damaged} could not be decoded")),
+        notes.contains(&format!("{listed} could not be decoded")),
         "{notes}"
     );
 }
@@ -235,6 +283,8 @@ fn a_file_cut_inside_a_frame_is_read_up_to_the_cut_and_says_so() {
     let damaged = frame_before_shot_2();
     let (at, len) = frame_chunks(&bytes)[damaged];
     bytes[at..at + len].fill(0);
+    // The cut file has no index: the key frames are the demo's.
+    let stretch = damaged_up_to_the_next_key_frame(&demo(), damaged);
     std::fs::write(&video, &bytes).unwrap();
     let (code, err) = analyse(&[s(&video), "--quiet", "-o", s(&out)]);
     assert_eq!(code, 3, "{err}");
@@ -243,7 +293,7 @@ fn a_file_cut_inside_a_frame_is_read_up_to_the_cut_and_says_so() {
     assert_eq!(record["video"]["frames"].as_u64(), Some(kept), "{err}");
     assert_eq!(
         record["video"]["damaged_frames"],
-        serde_json::json!([damaged])
+        serde_json::json!(stretch)
     );
     assert_eq!(record["shots"].as_array().unwrap().len(), 4, "{err}");
 }
