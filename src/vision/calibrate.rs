@@ -9,7 +9,11 @@
 //! # Table corners found automatically
 //! The table top must contrast with the floor and cover the image centre. It is
 //! segmented (colour distance to the centre's colour, Otsu threshold, the central
-//! connected region), roughly outlined by a quadrilateral, then each edge is measured
+//! connected region; and that region grown under a smooth shading model with thin
+//! dark seams closed over, round by round), each region roughly outlined by a
+//! quadrilateral, and the outline whose corners a rigid camera with the known
+//! intrinsics and size fits best is kept (a plank, a lit patch or the top joined to
+//! its legs is no rectangle of that size). Then each edge is measured
 //! to a fraction of a pixel: across the edge, at every pixel along it, the position of
 //! the steepest change is found on the *original* frame sampled at undistorted
 //! positions, and a robust straight line is fitted in undistorted pixels (where table
