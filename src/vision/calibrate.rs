@@ -1429,11 +1429,10 @@ fn without_protrusions(region: &Mat) -> Result<Mat, CalibrateError> {
 }
 
 /// Rough quadrilaterals of the table in the undistorted frame (undistorted
-/// pixels), the likelier first: the region grown under a smooth shading with
-/// seams closed over ([`shaded_table_regions`], each round's region as it is and
-/// [`without_protrusions`]), then the region of the centre's
-/// colour alone (the first reading, kept for a top the shading model misreads).
-/// At least one, or why none was found.
+/// pixels): the region of the centre's colour alone (the first reading), then the
+/// region grown under a smooth shading with seams closed over
+/// ([`shaded_table_regions`], each round's region as it is and
+/// [`without_protrusions`]). At least one, or why none was found.
 fn rough_table_quads(undistorted: &Mat) -> Result<Vec<[Point2<f64>; 4]>, CalibrateError> {
     let mut blurred = Mat::default();
     imgproc::gaussian_blur(
@@ -1446,21 +1445,26 @@ fn rough_table_quads(undistorted: &Mat) -> Result<Vec<[Point2<f64>; 4]>, Calibra
     )?;
     let plain = central_region(&colour_distance(&blurred, centre_colour(&blurred)?)?, None)
         .and_then(|r| quad_of_region(&r.0));
-    let mut quads = vec![];
     // A region that is no quadrilateral in the picture is no candidate; the
     // first reading's reason is the plainer one to tell when none is.
+    let mut quads = vec![];
+    let plain_error = match plain {
+        Ok(q) => {
+            quads.push(q);
+            None
+        }
+        Err(e) => Some(e),
+    };
     if let Ok(regions) = shaded_table_regions(&blurred) {
         for region in &regions {
             quads.extend(quad_of_region(region));
             quads.extend(quad_of_region(&without_protrusions(region)?));
         }
     }
-    match plain {
-        Ok(q) => quads.push(q),
-        Err(e) if quads.is_empty() => return Err(e),
-        Err(_) => {}
+    match plain_error {
+        Some(e) if quads.is_empty() => Err(e),
+        _ => Ok(quads),
     }
-    Ok(quads)
 }
 
 /// Corners are rounded by blur and segmentation: each side is measured clear of
@@ -1807,9 +1811,28 @@ fn face_reach_px(
     Some((bottom - top).dot(&normal))
 }
 
+/// Outlines whose rigid camera puts a corner at most this factor times, plus
+/// [`NEAR_BEST_OUTLINE_MM`], as far off as the best one's fit nearly as well: a
+/// top's outer boundary and the same boundary found from another region differ by
+/// a pixel's noise, a plank or a lit patch by tens of millimetres.
+const NEAR_BEST_OUTLINE_FACTOR: f64 = 1.5;
+const NEAR_BEST_OUTLINE_MM: f64 = 1.0;
+
+/// The area of a quadrilateral (px²), its corners in order either way round.
+fn quad_area(q: &[Point2<f64>; 4]) -> f64 {
+    let twice: f64 = (0..4)
+        .map(|k| {
+            let (a, b) = (q[k], q[(k + 1) % 4]);
+            a.x * b.y - b.x * a.y
+        })
+        .sum();
+    twice.abs() / 2.0
+}
+
 /// A rough outline measured to the table's outer boundary: how far (mm, the
 /// worst corner) a rigid camera with these intrinsics fitted to its corners puts
-/// them from where they are seen, the edge signal measured on, and the corners in
+/// them from where they are seen, for a rectangle as wide as the table and of the
+/// W/H the corners show, the edge signal measured on, and the corners in
 /// table corner order (undistorted px).
 fn outer_outline(
     undistorted: &Mat,
@@ -1828,7 +1851,15 @@ fn outer_outline(
         corners: ordered.iter().copied().enumerate().collect(),
         side_points: vec![],
     };
-    let worst = rigid_offsets(camera, rect, &ordered, &obs)
+    // The W/H the corners show with these intrinsics (as the judgement reads it).
+    let (w, h) = (rect[2].x, rect[2].y);
+    let seen = Homography::from_correspondences(rect, &ordered)
+        .and_then(|m| camera.matrix().try_inverse().map(|k| k * m.matrix()))
+        .map(|m| w / h * m.column(0).norm() / m.column(1).norm())
+        .filter(|a| a.is_finite() && *a > 0.0)
+        .ok_or_else(degenerate)?;
+    let rect = rectangle_corners_mm(w, w / seen);
+    let worst = rigid_offsets(camera, &rect, &ordered, &obs)
         .map(|o| o.iter().copied().fold(0.0, f64::max))
         .unwrap_or(f64::INFINITY);
     Ok((worst, tableness, ordered))
@@ -1859,21 +1890,29 @@ pub fn detect_table(
     // or a top joined to its legs is no rectangle of the given size, and a rigid
     // camera with these intrinsics says so (its corners far from those seen):
     // the outline it fits best is the table's.
-    let mut best: Option<(f64, Plane, [Point2<f64>; 4])> = None;
+    // Judged as a rectangle of the W/H each outline shows, not of the given size:
+    // a wrong size must be refused by the judgement with the top's own W/H, not
+    // pick the outline of a part of the top that fits it. A plank is a rectangle
+    // too but smaller than the top: of the outlines fitting nearly as well as the
+    // best, the largest is kept.
+    let mut outlines = vec![];
     let mut first_error = None;
     for rough in rough_table_quads(&undistorted)? {
         match outer_outline(&undistorted, &smooth, &rough, camera, &rect) {
-            Ok((worst, tableness, ordered)) => {
-                if best.as_ref().is_none_or(|b| worst < b.0) {
-                    best = Some((worst, tableness, ordered));
-                }
-            }
+            Ok(outline) => outlines.push(outline),
             Err(e) => {
                 first_error.get_or_insert(e);
             }
         }
     }
-    let (_, tableness, ordered) = match (best, first_error) {
+    let best_fit = outlines.iter().map(|o| o.0).fold(f64::INFINITY, f64::min);
+    let near_best =
+        |worst: f64| worst <= NEAR_BEST_OUTLINE_FACTOR * best_fit + NEAR_BEST_OUTLINE_MM;
+    let chosen = outlines
+        .into_iter()
+        .filter(|o| near_best(o.0))
+        .max_by(|a, b| quad_area(&a.2).total_cmp(&quad_area(&b.2)));
+    let (_, tableness, ordered) = match (chosen, first_error) {
         (Some(b), _) => b,
         (None, Some(e)) => return Err(e),
         (None, None) => return Err(CalibrateError::TableNotFound("no outline".into())),
