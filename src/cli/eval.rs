@@ -104,8 +104,11 @@ pub struct EvalArgs {
     /// `calibrate table` with the true camera.json, `no-chessboard` runs `calibrate table
     /// --no-chessboard` (the lens found from the table too). How far each calibration is
     /// from the truth is printed after the table; a calibration refused fails its clip.
-    #[arg(long, value_enum, default_value_t = CalibrationSource::Truth, requires = "set")]
-    pub calibration: CalibrationSource,
+    /// Default: truth. Only with --suite or --sweep.
+    // Not `requires = "set"`: clap's refusal exits 2, the house's bad input exits 1
+    // with one line (`run`).
+    #[arg(long, value_enum)]
+    pub calibration: Option<CalibrationSource>,
 }
 
 /// Where `eval --suite` takes each clip's table calibration from.
@@ -213,6 +216,9 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
     }
     if let Some(n) = args.sweep {
         return run_sweep(n, &args);
+    }
+    if args.calibration.is_some() {
+        bail!("--calibration needs --suite or --sweep: it calibrates each clip's rendered empty table");
     }
     let (Some(record), Some(truth)) = (&args.record, &args.truth) else {
         bail!("give a RECORD and its TRUTH, or --suite SUITE.json");
@@ -480,7 +486,7 @@ fn run_set(
         size: args.size.as_deref(),
         fresh: args.fresh,
         reuse_records: args.reuse_records,
-        calibration: args.calibration,
+        calibration: args.calibration.unwrap_or(CalibrationSource::Truth),
     };
     let pool_threads = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
@@ -538,7 +544,7 @@ fn run_set(
         seconds,
         wall,
         jobs,
-        calibration: args.calibration,
+        calibration: args.calibration.unwrap_or(CalibrationSource::Truth),
     }))
 }
 
@@ -557,7 +563,7 @@ fn list_suite(
         size: args.size.as_deref(),
         fresh: false,
         reuse_records: false,
-        calibration: args.calibration,
+        calibration: args.calibration.unwrap_or(CalibrationSource::Truth),
     };
     let mut rows: Vec<Vec<String>> = vec![[
         "clip",

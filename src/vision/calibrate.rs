@@ -9,7 +9,11 @@
 //! # Table corners found automatically
 //! The table top must contrast with the floor and cover the image centre. It is
 //! segmented (colour distance to the centre's colour, Otsu threshold, the central
-//! connected region), roughly outlined by a quadrilateral, then each edge is measured
+//! connected region; and that region grown under a smooth shading model with thin
+//! dark seams closed over, round by round), each region roughly outlined by a
+//! quadrilateral, and the outline whose corners a rigid camera with the known
+//! intrinsics and size fits best is kept (a plank, a lit patch or the top joined to
+//! its legs is no rectangle of that size). Then each edge is measured
 //! to a fraction of a pixel: across the edge, at every pixel along it, the position of
 //! the steepest change is found on the *original* frame sampled at undistorted
 //! positions, and a robust straight line is fitted in undistorted pixels (where table
@@ -1085,20 +1089,12 @@ impl TableDetection {
     }
 }
 
-/// The rough quadrilateral of the table in the undistorted frame (undistorted pixels).
-fn rough_table_quad(undistorted: &Mat) -> Result<[Point2<f64>; 4], CalibrateError> {
+/// The region of the frame under its centre whose colour is near `reference`
+/// (per pixel, `dist`): Otsu's threshold on the distance, an opening that cuts thin
+/// bridges to look-alike floor, and the connected region under the centre (if an
+/// item sits there, the largest one touching the central box). 255 inside.
+fn central_region(dist: &Plane, at_most: Option<f64>) -> Result<(Mat, bool, f64), CalibrateError> {
     let not_found = |why: &str| CalibrateError::TableNotFound(why.to_string());
-    let mut blurred = Mat::default();
-    imgproc::gaussian_blur(
-        undistorted,
-        &mut blurred,
-        Size::new(5, 5),
-        0.0,
-        0.0,
-        core::BORDER_DEFAULT,
-    )?;
-    let reference = centre_colour(&blurred)?;
-    let dist = colour_distance(&blurred, reference)?;
     let (w, h) = (dist.w as i32, dist.h as i32);
     let bytes: Vec<u8> = dist
         .data
@@ -1119,6 +1115,39 @@ fn rough_table_quad(undistorted: &Mat) -> Result<[Point2<f64>; 4], CalibrateErro
             "the table does not contrast with its surroundings",
         ));
     }
+    let otsu = at_most.map_or(otsu, |m| otsu.min(m));
+    // All four corners must be in the picture, so a region reaching its border has
+    // run into a floor or wall like the top: tighter thresholds are tried then.
+    let mut last = None;
+    for factor in CENTRAL_THRESHOLD_FACTORS {
+        let threshold = (otsu * factor).floor();
+        imgproc::threshold(
+            &dist8,
+            &mut mask,
+            threshold,
+            255.0,
+            imgproc::THRESH_BINARY_INV,
+        )?;
+        let (region, touches_border) = central_component(&mask)?;
+        if !touches_border {
+            return Ok((region, false, threshold));
+        }
+        last = Some((region, true, threshold));
+    }
+    last.ok_or_else(|| not_found("no region like the image centre's colour"))
+}
+
+/// Otsu's threshold on the colour distance, then these fractions of it while the
+/// central region reaches the picture's border.
+const CENTRAL_THRESHOLD_FACTORS: [f64; 4] = [1.0, 0.75, 0.55, 0.4];
+
+/// The connected region of `mask` under the picture's centre (if an item sits
+/// there, the largest one touching the central box), after an opening that cuts
+/// thin bridges to look-alike floor; 255 inside, and whether it reaches the
+/// picture's border.
+fn central_component(mask: &Mat) -> Result<(Mat, bool), CalibrateError> {
+    let not_found = |why: &str| CalibrateError::TableNotFound(why.to_string());
+    let (w, h) = (mask.cols(), mask.rows());
     let kernel = imgproc::get_structuring_element(
         imgproc::MORPH_ELLIPSE,
         Size::new(7, 7),
@@ -1126,7 +1155,7 @@ fn rough_table_quad(undistorted: &Mat) -> Result<[Point2<f64>; 4], CalibrateErro
     )?;
     let mut opened = Mat::default();
     imgproc::morphology_ex(
-        &mask,
+        mask,
         &mut opened,
         imgproc::MORPH_OPEN,
         &kernel,
@@ -1165,10 +1194,18 @@ fn rough_table_quad(undistorted: &Mat) -> Result<[Point2<f64>; 4], CalibrateErro
     if label <= 0 || label >= n {
         return Err(not_found("no region like the image centre's colour"));
     }
-    let area = *stats.at_2d::<i32>(label, imgproc::CC_STAT_AREA)? as f64;
+    let stat = |k| stats.at_2d::<i32>(label, k).copied();
+    let area = stat(imgproc::CC_STAT_AREA)? as f64;
     if area < 0.04 * (w * h) as f64 {
         return Err(not_found("the central region is too small to be the table"));
     }
+    let (left, top) = (stat(imgproc::CC_STAT_LEFT)?, stat(imgproc::CC_STAT_TOP)?);
+    let (right, bottom) = (
+        left + stat(imgproc::CC_STAT_WIDTH)?,
+        top + stat(imgproc::CC_STAT_HEIGHT)?,
+    );
+    // Quadrilateral corners within 3 px of the border are refused as out of it.
+    let touches_border = left <= 3 || top <= 3 || right >= w - 3 || bottom >= h - 3;
     let mut region = Mat::default();
     core::compare(
         &labels,
@@ -1176,9 +1213,17 @@ fn rough_table_quad(undistorted: &Mat) -> Result<[Point2<f64>; 4], CalibrateErro
         &mut region,
         core::CMP_EQ,
     )?;
+    Ok((region, touches_border))
+}
+
+/// The quadrilateral outlining a region (its convex hull simplified to four
+/// corners); refused when it is no quadrilateral or runs out of the picture.
+fn quad_of_region(region: &Mat) -> Result<[Point2<f64>; 4], CalibrateError> {
+    let not_found = |why: &str| CalibrateError::TableNotFound(why.to_string());
+    let (w, h) = (region.cols(), region.rows());
     let mut contours = Vector::<Vector<core::Point>>::new();
     imgproc::find_contours(
-        &region,
+        region,
         &mut contours,
         imgproc::RETR_EXTERNAL,
         imgproc::CHAIN_APPROX_NONE,
@@ -1216,6 +1261,210 @@ fn rough_table_quad(undistorted: &Mat) -> Result<[Point2<f64>; 4], CalibrateErro
         }
     }
     Ok([pts[0], pts[1], pts[2], pts[3]])
+}
+
+/// The table's colour as a smooth function of the picture position: per channel
+/// a polynomial in x and y (affine, or with `quadratic` of the second degree),
+/// least squares over the pixels of `region` (every `REGION_SAMPLE_STEP`th each
+/// way). A lamp's falloff, a spotlight and vignetting shade the top smoothly, so
+/// one colour for the whole top leaves its far or dim part out; this does not.
+fn shading_model(
+    bgr: &Mat,
+    region: &Mat,
+    quadratic: bool,
+) -> Result<Option<[Vec<f64>; 3]>, CalibrateError> {
+    let (w, h) = (bgr.cols(), bgr.rows());
+    let n = if quadratic { 6 } else { 3 };
+    let mut normal = nalgebra::DMatrix::<f64>::zeros(n, n);
+    let mut rhs = nalgebra::DMatrix::<f64>::zeros(n, 3);
+    for y in (0..h).step_by(REGION_SAMPLE_STEP) {
+        for x in (0..w).step_by(REGION_SAMPLE_STEP) {
+            if *region.at_2d::<u8>(y, x)? == 0 {
+                continue;
+            }
+            let terms = shading_terms(x, y, w, h, quadratic);
+            let c = bgr.at_2d::<core::Vec3b>(y, x)?;
+            for i in 0..n {
+                for j in 0..n {
+                    normal[(i, j)] += terms[i] * terms[j];
+                }
+                for ch in 0..3 {
+                    rhs[(i, ch)] += terms[i] * c[ch] as f64;
+                }
+            }
+        }
+    }
+    let Some(solved) = normal.cholesky().map(|c| c.solve(&rhs)) else {
+        return Ok(None);
+    };
+    Ok(Some(
+        [0, 1, 2].map(|ch| solved.column(ch).iter().copied().collect()),
+    ))
+}
+
+/// Regions are sampled every this many pixels for the shading model.
+const REGION_SAMPLE_STEP: usize = 4;
+
+/// The shading model's terms at a pixel: 1, x, y (and x², xy, y²), x and y
+/// scaled to [-1, 1] over the picture so the normal equations stay well scaled.
+fn shading_terms(x: i32, y: i32, w: i32, h: i32, quadratic: bool) -> [f64; 6] {
+    let u = 2.0 * x as f64 / w as f64 - 1.0;
+    let v = 2.0 * y as f64 / h as f64 - 1.0;
+    if quadratic {
+        [1.0, u, v, u * u, u * v, v * v]
+    } else {
+        [1.0, u, v, 0.0, 0.0, 0.0]
+    }
+}
+
+/// Per-pixel colour distance to the shading model's colour at that pixel.
+fn shaded_distance(bgr: &Mat, model: &[Vec<f64>; 3]) -> Result<Plane, CalibrateError> {
+    let (w, h) = (bgr.cols(), bgr.rows());
+    let mut data = Vec::with_capacity((w * h) as usize);
+    for y in 0..h {
+        let row = bgr.at_row::<core::Vec3b>(y)?;
+        for (x, p) in row.iter().enumerate() {
+            let terms = shading_terms(x as i32, y, w, h, true);
+            let mut d2 = 0.0;
+            for ch in 0..3 {
+                let m: f64 = model[ch].iter().zip(&terms).map(|(a, t)| a * t).sum();
+                d2 += (p[ch] as f64 - m).powi(2);
+            }
+            data.push(d2.sqrt() as f32);
+        }
+    }
+    Ok(Plane {
+        w: w as usize,
+        h: h as usize,
+        data,
+    })
+}
+
+/// Rounds of fitting the shading model to the region and growing the region with it.
+const SHADING_ROUNDS: usize = 4;
+
+/// The table top as one region however it is lit and whatever lines cross it:
+/// each round's region, the first the region of the centre's colour. Thin dark
+/// lines (plank seams, a floor's grout) are first closed over: a seam has the
+/// top's material on both sides and is no boundary of it, and a grout line must
+/// not join the table to a look-alike floor. Then the region is grown with the
+/// shading model fitted to it, affine first (a small region would bend a
+/// quadratic), until it settles or reaches the picture's border (the top is
+/// wholly in the picture: it has run into the floor).
+fn shaded_table_regions(blurred: &Mat) -> Result<Vec<Mat>, CalibrateError> {
+    // Seams are 2–3 mm, a few pixels at a table filling the picture; the kernel
+    // scales with the picture.
+    let side = (blurred.cols() / 140).max(3) | 1;
+    let kernel = imgproc::get_structuring_element(
+        imgproc::MORPH_ELLIPSE,
+        Size::new(side, side),
+        core::Point::new(-1, -1),
+    )?;
+    let mut closed = Mat::default();
+    imgproc::morphology_ex(
+        blurred,
+        &mut closed,
+        imgproc::MORPH_CLOSE,
+        &kernel,
+        core::Point::new(-1, -1),
+        1,
+        core::BORDER_REPLICATE,
+        Scalar::all(0.0),
+    )?;
+    let (mut region, touches_border, _) =
+        central_region(&colour_distance(&closed, centre_colour(&closed)?)?, None)?;
+    if touches_border {
+        return Ok(vec![region]);
+    }
+    let mut regions = vec![region.clone()];
+    let mut area = core::count_non_zero(&region)?;
+    for round in 0..SHADING_ROUNDS {
+        let Some(model) = shading_model(&closed, &region, round > 0)? else {
+            break;
+        };
+        let Ok((grown, touches_border, _)) =
+            central_region(&shaded_distance(&closed, &model)?, None)
+        else {
+            break;
+        };
+        if touches_border {
+            break;
+        }
+        let grown_area = core::count_non_zero(&grown)?;
+        region = grown;
+        regions.push(region.clone());
+        let settled = (grown_area - area).abs() * 100 < area;
+        area = grown_area;
+        if settled && round > 0 {
+            break;
+        }
+    }
+    Ok(regions)
+}
+
+/// `region` with what juts out of it narrower than a 40th of the picture's width
+/// taken off (an opening): floor boards or tiles like the top join it in tongues
+/// along its edge, and the convex hull of a tongue puts a rough corner tens of
+/// pixels off, beyond the reach of the edge search. The table's own corners are
+/// rounded by it a little, which the edge search, clear of the corners, ignores.
+fn without_protrusions(region: &Mat) -> Result<Mat, CalibrateError> {
+    let side = (region.cols() / 40).max(3) | 1;
+    let kernel = imgproc::get_structuring_element(
+        imgproc::MORPH_ELLIPSE,
+        Size::new(side, side),
+        core::Point::new(-1, -1),
+    )?;
+    let mut opened = Mat::default();
+    imgproc::morphology_ex(
+        region,
+        &mut opened,
+        imgproc::MORPH_OPEN,
+        &kernel,
+        core::Point::new(-1, -1),
+        1,
+        core::BORDER_CONSTANT,
+        Scalar::all(0.0),
+    )?;
+    Ok(opened)
+}
+
+/// Rough quadrilaterals of the table in the undistorted frame (undistorted
+/// pixels): the region of the centre's colour alone (the first reading), then the
+/// region grown under a smooth shading with seams closed over
+/// ([`shaded_table_regions`], each round's region as it is and
+/// [`without_protrusions`]). At least one, or why none was found.
+fn rough_table_quads(undistorted: &Mat) -> Result<Vec<[Point2<f64>; 4]>, CalibrateError> {
+    let mut blurred = Mat::default();
+    imgproc::gaussian_blur(
+        undistorted,
+        &mut blurred,
+        Size::new(5, 5),
+        0.0,
+        0.0,
+        core::BORDER_DEFAULT,
+    )?;
+    let plain = central_region(&colour_distance(&blurred, centre_colour(&blurred)?)?, None)
+        .and_then(|r| quad_of_region(&r.0));
+    // A region that is no quadrilateral in the picture is no candidate; the
+    // first reading's reason is the plainer one to tell when none is.
+    let mut quads = vec![];
+    let plain_error = match plain {
+        Ok(q) => {
+            quads.push(q);
+            None
+        }
+        Err(e) => Some(e),
+    };
+    if let Ok(regions) = shaded_table_regions(&blurred) {
+        for region in &regions {
+            quads.extend(quad_of_region(region));
+            quads.extend(quad_of_region(&without_protrusions(region)?));
+        }
+    }
+    match plain_error {
+        Some(e) if quads.is_empty() => Err(e),
+        _ => Ok(quads),
+    }
 }
 
 /// Corners are rounded by blur and segmentation: each side is measured clear of
@@ -1562,6 +1811,60 @@ fn face_reach_px(
     Some((bottom - top).dot(&normal))
 }
 
+/// Outlines whose rigid camera puts a corner at most this factor times, plus
+/// [`NEAR_BEST_OUTLINE_MM`], as far off as the best one's fit nearly as well: a
+/// top's outer boundary and the same boundary found from another region differ by
+/// a pixel's noise, a plank or a lit patch by tens of millimetres.
+const NEAR_BEST_OUTLINE_FACTOR: f64 = 1.5;
+const NEAR_BEST_OUTLINE_MM: f64 = 1.0;
+
+/// The area of a quadrilateral (px²), its corners in order either way round.
+fn quad_area(q: &[Point2<f64>; 4]) -> f64 {
+    let twice: f64 = (0..4)
+        .map(|k| {
+            let (a, b) = (q[k], q[(k + 1) % 4]);
+            a.x * b.y - b.x * a.y
+        })
+        .sum();
+    twice.abs() / 2.0
+}
+
+/// A rough outline measured to the table's outer boundary: how far (mm, the
+/// worst corner) a rigid camera with these intrinsics fitted to its corners puts
+/// them from where they are seen, for a rectangle as wide as the table and of the
+/// W/H the corners show, the edge signal measured on, and the corners in
+/// table corner order (undistorted px).
+fn outer_outline(
+    undistorted: &Mat,
+    smooth: &Mat,
+    rough: &[Point2<f64>; 4],
+    camera: &CameraIntrinsics,
+    rect: &[Point2<f64>],
+) -> Result<(f64, Plane, [Point2<f64>; 4]), CalibrateError> {
+    let tableness = edge_signal(undistorted, smooth, rough)?;
+    let first = refine_quad(rough, &tableness, camera, 10.0)?;
+    let outer = refine_quad(&first, &tableness, camera, 4.0)?;
+    let degenerate = || CalibrateError::TableNotFound("its corners are degenerate".into());
+    let (ordered, _) =
+        order_table_corners(&outer, camera, rect[2].x, rect[2].y).ok_or_else(degenerate)?;
+    let obs = PoseObservations {
+        corners: ordered.iter().copied().enumerate().collect(),
+        side_points: vec![],
+    };
+    // The W/H the corners show with these intrinsics (as the judgement reads it).
+    let (w, h) = (rect[2].x, rect[2].y);
+    let seen = Homography::from_correspondences(rect, &ordered)
+        .and_then(|m| camera.matrix().try_inverse().map(|k| k * m.matrix()))
+        .map(|m| w / h * m.column(0).norm() / m.column(1).norm())
+        .filter(|a| a.is_finite() && *a > 0.0)
+        .ok_or_else(degenerate)?;
+    let rect = rectangle_corners_mm(w, w / seen);
+    let worst = rigid_offsets(camera, &rect, &ordered, &obs)
+        .map(|o| o.iter().copied().fold(0.0, f64::max))
+        .unwrap_or(f64::INFINITY);
+    Ok((worst, tableness, ordered))
+}
+
 /// Finds the four corners of the top of a `width_mm x height_mm` table in a
 /// (distorted) frame, numbered in table corner order, with the edge points of each side.
 pub fn detect_table(
@@ -1573,7 +1876,6 @@ pub fn detect_table(
     check_frame_size(frame, camera)?;
     let bgr = to_bgr(frame)?;
     let undistorted = Undistorter::new(camera)?.undistort(&bgr)?;
-    let rough = rough_table_quad(&undistorted)?;
     let mut smooth = Mat::default();
     imgproc::gaussian_blur(
         &bgr,
@@ -1583,16 +1885,42 @@ pub fn detect_table(
         0.8,
         core::BORDER_DEFAULT,
     )?;
-    let tableness = edge_signal(&undistorted, &smooth, &rough)?;
-    let first = refine_quad(&rough, &tableness, camera, 10.0)?;
-    let outer = refine_quad(&first, &tableness, camera, 4.0)?;
+    let rect = rectangle_corners_mm(width_mm, height_mm);
+    // Each rough outline is measured to its outer boundary; a plank, a lit patch
+    // or a top joined to its legs is no rectangle of the given size, and a rigid
+    // camera with these intrinsics says so (its corners far from those seen):
+    // the outline it fits best is the table's.
+    // Judged as a rectangle of the W/H each outline shows, not of the given size:
+    // a wrong size must be refused by the judgement with the top's own W/H, not
+    // pick the outline of a part of the top that fits it. A plank is a rectangle
+    // too but smaller than the top: of the outlines fitting nearly as well as the
+    // best, the largest is kept.
+    let mut outlines = vec![];
+    let mut first_error = None;
+    for rough in rough_table_quads(&undistorted)? {
+        match outer_outline(&undistorted, &smooth, &rough, camera, &rect) {
+            Ok(outline) => outlines.push(outline),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    let best_fit = outlines.iter().map(|o| o.0).fold(f64::INFINITY, f64::min);
+    let near_best =
+        |worst: f64| worst <= NEAR_BEST_OUTLINE_FACTOR * best_fit + NEAR_BEST_OUTLINE_MM;
+    let chosen = outlines
+        .into_iter()
+        .filter(|o| near_best(o.0))
+        .max_by(|a, b| quad_area(&a.2).total_cmp(&quad_area(&b.2)));
+    let (_, tableness, ordered) = match (chosen, first_error) {
+        (Some(b), _) => b,
+        (None, Some(e)) => return Err(e),
+        (None, None) => return Err(CalibrateError::TableNotFound("no outline".into())),
+    };
     let degenerate = || CalibrateError::TableNotFound("its corners are degenerate".into());
-    let (ordered, _) =
-        order_table_corners(&outer, camera, width_mm, height_mm).ok_or_else(degenerate)?;
     // Where the camera stands says which sides show their side face: there the
     // outer boundary is the face's lower edge (or the floor's shadow line), and the
     // top ends further in.
-    let rect = rectangle_corners_mm(width_mm, height_mm);
     let pose = Homography::from_correspondences(&ordered, &rect)
         .and_then(|h| RigidPose::from_homography(camera, &h))
         .ok_or_else(degenerate)?;

@@ -11,15 +11,15 @@ use crate::common::run;
 use serde_json::Value;
 use std::path::Path;
 
-fn s(p: &Path) -> String {
+pub fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-fn read(path: &Path) -> Value {
+pub fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn corners(v: &Value) -> Vec<[f64; 2]> {
+pub fn corners(v: &Value) -> Vec<[f64; 2]> {
     v["image_corners_px"]
         .as_array()
         .unwrap()
@@ -55,7 +55,7 @@ pub fn render_empty_table(dir: &Path, render: &str, seed: u64) {
 
 /// Each corner's distance (px) from the truth's, corner 0 being either of the two
 /// a rectangle's half-turn allows.
-fn corner_errors(got: &[[f64; 2]], truth: &[[f64; 2]]) -> Vec<f64> {
+pub fn corner_errors(got: &[[f64; 2]], truth: &[[f64; 2]]) -> Vec<f64> {
     let dist = |a: [f64; 2], b: [f64; 2]| (a[0] - b[0]).hypot(a[1] - b[1]);
     [0, 2]
         .iter()

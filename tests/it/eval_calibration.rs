@@ -144,3 +144,23 @@ fn eval_without_a_chessboard_reports_the_focal_length_and_a_refused_clip() {
         .join("work/square-on/calibration-no-chessboard/table.json")
         .exists());
 }
+
+/// `--calibration` calibrates a set's rendered empty tables: with a record and its
+/// truth instead, it is bad input — exit 1 and one line, as everywhere in the house
+/// (clap's `requires` exited 2).
+#[test]
+fn calibration_without_a_set_is_refused_in_one_line() {
+    let (code, stdout, stderr) = crate::common::run(&[
+        "eval",
+        "record.json",
+        "truth.json",
+        "--calibration",
+        "table",
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--calibration needs --suite or --sweep"),
+        "{stderr}"
+    );
+}

@@ -20,6 +20,7 @@ mod analyse_start;
 mod calibrate_board;
 mod calibration_cli;
 mod calibration_no_chessboard;
+mod calibration_random_looks;
 mod calibration_reference;
 mod calibration_refit;
 mod calibration_refusal;

@@ -1,0 +1,95 @@
+//! `calibrate table` on the simulator's random looks (issue 15): the table's
+//! outline must be found however the top is lit and whatever lines cross it.
+//! Before, the region of the centre's colour stopped where a lamp's falloff or a
+//! spotlight darkened the top, or at a plank seam, and the outline was one plank
+//! or the lit part of the top: refused (corners 23–327 mm off, a W/H of 1.15–4.0
+//! seen for 1.43). Each test renders one empty table (`--look random`, the
+//! camera's seed jitter), calibrates it with the true camera and compares the
+//! corners with the truth's. The near corners sit up to 2.5 px off on these
+//! looks (a side face and the rim's shading; docs/calibration.md), so the bound
+//! here is about finding the table, not the last pixel.
+#![cfg(feature = "opencv")]
+
+use crate::calibration_side_face::{corner_errors, corners, read, s};
+use crate::common::run;
+
+/// Renders the empty table of random look `seed` and calibrates it; the corners'
+/// errors (px) against the truth's.
+fn calibrate_random_look(seed: u64) -> Vec<f64> {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let seed = seed.to_string();
+    let (code, stdout, stderr) = run(&[
+        "simulate",
+        "--scenario",
+        "empty-table",
+        "--seed",
+        &seed,
+        "--look",
+        "random",
+        "--look-seed",
+        &seed,
+        "-o",
+        &s(d),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let out = d.join("ours.json");
+    let (code, stdout, stderr) = run(&[
+        "calibrate",
+        "table",
+        "--image",
+        &s(&d.join("empty_table.png")),
+        "--camera",
+        &s(&d.join("camera.json")),
+        "--size",
+        "1000x700",
+        "-o",
+        &s(&out),
+    ]);
+    let look = std::fs::read_to_string(d.join("look.json")).unwrap_or_default();
+    assert_eq!(code, 0, "look {seed}: {stdout}{stderr}\n{look}");
+    let errors = corner_errors(
+        &corners(&read(&out)),
+        &corners(&read(&d.join("table.json"))),
+    );
+    eprintln!("look {seed}: corner errors {errors:.2?} px");
+    errors
+}
+
+fn check(seed: u64) {
+    let errors = calibrate_random_look(seed);
+    let worst = errors.iter().copied().fold(0.0, f64::max);
+    assert!(worst <= 3.0, "look {seed}: corners off by {errors:.2?} px");
+}
+
+/// Planks along the table's long side, seams every plank, a 10 mm face: the
+/// outline was one plank (corner 2 327 mm off).
+#[test]
+fn planks_with_seams_across_the_picture() {
+    check(25);
+}
+
+/// Dark planks on tiles lit from one side: the outline stopped where the lamp's
+/// light fell off (corner 2 64 mm off).
+#[test]
+fn planks_darker_on_one_side() {
+    check(13);
+}
+
+/// Felt under a spotlight on a wooden floor: the dim side was left out (42.6 mm).
+#[test]
+fn felt_under_a_spotlight() {
+    check(12);
+}
+
+/// Laminate with a 42 mm face on carpet (44.9 mm).
+#[test]
+fn laminate_with_a_thick_face() {
+    check(19);
+}
+
+/// Cloth with a 40 mm face on tiles (53.7 mm).
+#[test]
+fn cloth_with_a_thick_face() {
+    check(17);
+}
