@@ -31,7 +31,7 @@ last, and one record is written.\n\n\
 or a state.json: {\"poses\": {\"fish:0\": {\"x\":..,\"y\":..,\"theta\":..}, \"coin:1\": {\"x\":..,\"y\":..}}, \
 \"next_player\": 1, \"scores\": [0, 0]} (only poses is required).\n\n\
 A frame that cannot be decoded, that FFmpeg decodes with errors (its picture partly \
-guessed), or whose picture shows macroblock damage FFmpeg did not report, is skipped and counted (video.damaged_frames in the record; the shot it falls in \
+guessed), or whose picture shows macroblock damage FFmpeg did not report, and the frames predicted from it up to the next key frame, are skipped and counted (video.damaged_frames in the record, video.damage says why; the shot it falls in \
 says so in its notes); reading goes on to the container's end. The \
 record (and --detections file) is written under a temporary name beside its place and renamed \
 there when done, so a failed run leaves nothing half-written; the output folder is checked \
