@@ -377,7 +377,7 @@ impl Track {
 
     /// A coin carried unseen (`carried`) in a hole that has not moved since the coin
     /// was seen in it (or placed there by R2) is still there, only missed: it has not
-    /// vanished, and a coin sighted elsewhere (put back into another hole) is another.
+    /// vanished, and a coin sighted far off (put back into another hole) is another.
     fn in_unmoved_hole(&self, carried: bool, cfg: &TrackerConfig) -> bool {
         carried && (self.pos - self.last_seen_pos).norm() <= cfg.footprint.hole_radius()
     }
@@ -944,10 +944,6 @@ impl Tracker {
 
     fn gate(&self, t: &Track, frame: FrameIdx, dt: f64) -> f64 {
         let c = &self.cfg;
-        if t.in_unmoved_hole(t.was_carried, c) {
-            // Still in its hole: only its fish moving could move it.
-            return c.gate_base_mm;
-        }
         let speed = t.vel.norm();
         let mut g = c.gate_base_mm + 1.5 * speed * dt;
         let just_kicked = t.kicked_at.is_some_and(|k| frame.saturating_sub(k) <= 3);
@@ -958,7 +954,9 @@ impl Tracker {
         }
         let since = t.last_seen.unwrap_or(t.born);
         let unseen_s = frame.saturating_sub(since) as f64 / c.fps;
-        if unseen_s > dt * 1.5 {
+        // A coin still in its hole is only missed: its gate does not grow with the
+        // time unseen (a kick may still move it).
+        if unseen_s > dt * 1.5 && !t.in_unmoved_hole(t.was_carried, c) {
             g += (c.max_speed_mm_s * (unseen_s - dt)).min(c.lost_gate_max_mm);
         }
         g
