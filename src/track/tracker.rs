@@ -336,27 +336,29 @@ struct Track {
 }
 
 impl Track {
-    /// A confirmed track of a known item at a known pose, never seen yet (a start
-    /// state, a coin placed by R2).
-    fn known(id: TrackId, item: ItemId, pose: Pose, cfg: &TrackerConfig) -> Track {
-        let mut colour = vec![0.0; cfg.players];
-        if item.is_fish() && item.owner < colour.len() {
-            colour[item.owner] = 1.0;
-        }
+    /// A nameless track of a `kind` item at `pose` in `state`, at rest, never seen,
+    /// with nothing remembered of it yet.
+    fn fresh(
+        id: TrackId,
+        kind: ItemKind,
+        pose: Pose,
+        state: TrackState,
+        cfg: &TrackerConfig,
+    ) -> Track {
         Track {
             id,
-            kind: item.kind,
-            item: Some(item),
-            state: TrackState::Tracked,
+            kind,
+            item: None,
+            state,
             pos: pose.point(),
             vel: Vector::zeros(),
             theta: pose.angle(),
             born: 0,
             last_seen: None,
             last_seen_pos: pose.point(),
-            last_com_on_table: cfg.centre_of_mass(item.kind, &pose),
-            hits: u32::MAX / 2,
-            colour,
+            last_com_on_table: cfg.centre_of_mass(kind, &pose),
+            hits: 0,
+            colour: vec![0.0; cfg.players],
             switch_since: None,
             seen_now: false,
             hidden_by: None,
@@ -372,6 +374,21 @@ impl Track {
             hole_empty_since: None,
             removed_at: None,
             fall_vel: Vector::zeros(),
+        }
+    }
+
+    /// A confirmed track of a known item at a known pose, never seen yet (a start
+    /// state, a coin placed by R2).
+    fn known(id: TrackId, item: ItemId, pose: Pose, cfg: &TrackerConfig) -> Track {
+        let mut colour = vec![0.0; cfg.players];
+        if item.is_fish() && item.owner < colour.len() {
+            colour[item.owner] = 1.0;
+        }
+        Track {
+            item: Some(item),
+            hits: u32::MAX / 2,
+            colour,
+            ..Track::fresh(id, item.kind, pose, TrackState::Tracked, cfg)
         }
     }
 
@@ -1473,34 +1490,20 @@ impl Tracker {
                 *c = scores.get(k).copied().unwrap_or(0.0).clamp(0.0, 1.0);
             }
             self.tracks.push(Track {
-                id,
-                kind,
-                item: None,
-                state: TrackState::Tentative,
-                pos: p,
-                vel: Vector::zeros(),
-                theta,
                 born: frame,
                 last_seen: Some(frame),
-                last_seen_pos: p,
-                last_com_on_table: cfg.centre_of_mass(kind, &Pose::fish(p.x, p.y, theta)),
                 hits: 1,
                 colour,
-                switch_since: None,
                 seen_now: true,
-                hidden_by: None,
                 partly_hidden,
-                pred: [(p, Vector::zeros()); 2],
-                det: None,
-                kick_ok: false,
-                kicked_at: None,
-                jumped_at: None,
-                rides: None,
-                carried: false,
-                was_carried: false,
-                hole_empty_since: None,
-                removed_at: None,
-                fall_vel: Vector::zeros(),
+                // A coin's sighting has no angle (`theta` 0): its pose is its point.
+                ..Track::fresh(
+                    id,
+                    kind,
+                    Pose::fish(p.x, p.y, theta),
+                    TrackState::Tentative,
+                    &cfg,
+                )
             });
         }
     }

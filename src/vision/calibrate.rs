@@ -1141,6 +1141,28 @@ fn central_region(dist: &Plane, at_most: Option<f64>) -> Result<(Mat, bool, f64)
 /// central region reaches the picture's border.
 const CENTRAL_THRESHOLD_FACTORS: [f64; 4] = [1.0, 0.75, 0.55, 0.4];
 
+/// `src` after one morphological `op` (`imgproc::MORPH_OPEN`, `MORPH_CLOSE`) with an
+/// elliptical kernel `side` pixels across, `border` beyond the picture.
+fn morphed(src: &Mat, op: i32, side: i32, border: i32) -> Result<Mat, CalibrateError> {
+    let kernel = imgproc::get_structuring_element(
+        imgproc::MORPH_ELLIPSE,
+        Size::new(side, side),
+        core::Point::new(-1, -1),
+    )?;
+    let mut out = Mat::default();
+    imgproc::morphology_ex(
+        src,
+        &mut out,
+        op,
+        &kernel,
+        core::Point::new(-1, -1),
+        1,
+        border,
+        Scalar::all(0.0),
+    )?;
+    Ok(out)
+}
+
 /// The connected region of `mask` under the picture's centre (if an item sits
 /// there, the largest one touching the central box), after an opening that cuts
 /// thin bridges to look-alike floor; 255 inside, and whether it reaches the
@@ -1148,22 +1170,7 @@ const CENTRAL_THRESHOLD_FACTORS: [f64; 4] = [1.0, 0.75, 0.55, 0.4];
 fn central_component(mask: &Mat) -> Result<(Mat, bool), CalibrateError> {
     let not_found = |why: &str| CalibrateError::TableNotFound(why.to_string());
     let (w, h) = (mask.cols(), mask.rows());
-    let kernel = imgproc::get_structuring_element(
-        imgproc::MORPH_ELLIPSE,
-        Size::new(7, 7),
-        core::Point::new(-1, -1),
-    )?;
-    let mut opened = Mat::default();
-    imgproc::morphology_ex(
-        mask,
-        &mut opened,
-        imgproc::MORPH_OPEN,
-        &kernel,
-        core::Point::new(-1, -1),
-        1,
-        core::BORDER_CONSTANT,
-        Scalar::all(0.0),
-    )?;
+    let opened = morphed(mask, imgproc::MORPH_OPEN, 7, core::BORDER_CONSTANT)?;
     let (mut labels, mut stats, mut centroids) = (Mat::default(), Mat::default(), Mat::default());
     let n = imgproc::connected_components_with_stats(
         &opened,
@@ -1355,22 +1362,7 @@ fn shaded_table_regions(blurred: &Mat) -> Result<Vec<Mat>, CalibrateError> {
     // Seams are 2–3 mm, a few pixels at a table filling the picture; the kernel
     // scales with the picture.
     let side = (blurred.cols() / 140).max(3) | 1;
-    let kernel = imgproc::get_structuring_element(
-        imgproc::MORPH_ELLIPSE,
-        Size::new(side, side),
-        core::Point::new(-1, -1),
-    )?;
-    let mut closed = Mat::default();
-    imgproc::morphology_ex(
-        blurred,
-        &mut closed,
-        imgproc::MORPH_CLOSE,
-        &kernel,
-        core::Point::new(-1, -1),
-        1,
-        core::BORDER_REPLICATE,
-        Scalar::all(0.0),
-    )?;
+    let closed = morphed(blurred, imgproc::MORPH_CLOSE, side, core::BORDER_REPLICATE)?;
     let (mut region, touches_border, _) =
         central_region(&colour_distance(&closed, centre_colour(&closed)?)?, None)?;
     if touches_border {
@@ -1409,23 +1401,7 @@ fn shaded_table_regions(blurred: &Mat) -> Result<Vec<Mat>, CalibrateError> {
 /// rounded by it a little, which the edge search, clear of the corners, ignores.
 fn without_protrusions(region: &Mat) -> Result<Mat, CalibrateError> {
     let side = (region.cols() / 40).max(3) | 1;
-    let kernel = imgproc::get_structuring_element(
-        imgproc::MORPH_ELLIPSE,
-        Size::new(side, side),
-        core::Point::new(-1, -1),
-    )?;
-    let mut opened = Mat::default();
-    imgproc::morphology_ex(
-        region,
-        &mut opened,
-        imgproc::MORPH_OPEN,
-        &kernel,
-        core::Point::new(-1, -1),
-        1,
-        core::BORDER_CONSTANT,
-        Scalar::all(0.0),
-    )?;
-    Ok(opened)
+    morphed(region, imgproc::MORPH_OPEN, side, core::BORDER_CONSTANT)
 }
 
 /// Rough quadrilaterals of the table in the undistorted frame (undistorted

@@ -10,7 +10,7 @@
 //! here is about finding the table, not the last pixel.
 #![cfg(feature = "opencv")]
 
-use crate::calibration_side_face::{corner_errors, corners, read, s};
+use crate::calibration_side_face::{calibrate_empty_table, corner_errors, corners, read, s};
 use crate::common::run;
 
 /// Renders the empty table of random look `seed` and calibrates it; the corners'
@@ -33,19 +33,7 @@ fn calibrate_random_look(seed: u64) -> Vec<f64> {
         &s(d),
     ]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    let out = d.join("ours.json");
-    let (code, stdout, stderr) = run(&[
-        "calibrate",
-        "table",
-        "--image",
-        &s(&d.join("empty_table.png")),
-        "--camera",
-        &s(&d.join("camera.json")),
-        "--size",
-        "1000x700",
-        "-o",
-        &s(&out),
-    ]);
+    let (out, (code, stdout, stderr)) = calibrate_empty_table(d);
     let look = std::fs::read_to_string(d.join("look.json")).unwrap_or_default();
     assert_eq!(code, 0, "look {seed}: {stdout}{stderr}\n{look}");
     let errors = corner_errors(

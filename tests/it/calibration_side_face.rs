@@ -9,7 +9,7 @@
 
 use crate::common::run;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
@@ -71,12 +71,11 @@ pub fn corner_errors(got: &[[f64; 2]], truth: &[[f64; 2]]) -> Vec<f64> {
         .unwrap()
 }
 
-fn check(render: &str, seed: u64) {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    render_empty_table(d, render, seed);
+/// `calibrate table` on the simulator's `empty_table.png` in `d` with its true
+/// `camera.json` (a 1000x700 table): where it writes, and what it returned.
+pub fn calibrate_empty_table(d: &Path) -> (PathBuf, (i32, String, String)) {
     let out = d.join("ours.json");
-    let (code, stdout, stderr) = run(&[
+    let done = run(&[
         "calibrate",
         "table",
         "--image",
@@ -88,6 +87,14 @@ fn check(render: &str, seed: u64) {
         "-o",
         &s(&out),
     ]);
+    (out, done)
+}
+
+fn check(render: &str, seed: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    render_empty_table(d, render, seed);
+    let (out, (code, stdout, stderr)) = calibrate_empty_table(d);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let ours = read(&out);
     let truth = read(&d.join("table.json"));
