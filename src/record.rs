@@ -1149,6 +1149,12 @@ impl Record {
                 to: d.to + offset,
                 ..*d
             }));
+        self.video
+            .recalibrations
+            .extend(clip.video.recalibrations.into_iter().map(|r| Recalibrated {
+                frame: r.frame + offset,
+                ..r
+            }));
         if self.video.stopped.is_none() {
             self.video.stopped = clip.video.stopped;
         }
@@ -1338,6 +1344,50 @@ mod tests {
         assert_eq!(r.shots[0].coins_in_holes[&ItemId::coin(0)], ItemId::fish(0));
         assert_eq!(r.shots[0].start[&ItemId::fish(0)].theta, Some(0.0));
         assert_eq!(r.shots[0].start[&ItemId::coin(0)].theta, None);
+    }
+
+    #[test]
+    fn a_chained_clips_damage_and_recalibrations_count_from_the_match_video_start() {
+        let clip = |frames: u64| Record {
+            video: VideoInfo {
+                frames,
+                damaged_frames: vec![3],
+                damage: vec![DamagedStretch {
+                    from: 3,
+                    to: 3,
+                    reason: DamageReason::Undecodable,
+                }],
+                recalibrations: vec![Recalibrated {
+                    frame: 40,
+                    shift_mm: 5.0,
+                    image_corners_px: None,
+                    refused: Some("no outline".into()),
+                }],
+                ..VideoInfo::default()
+            },
+            version: RECORD_VERSION,
+            players: vec![],
+            shots: vec![],
+            scores: vec![],
+            game: None,
+            table_mm: None,
+        };
+        let mut merged = clip(100);
+        merged.append_clip(clip(50));
+        assert_eq!(merged.video.frames, 150);
+        assert_eq!(merged.video.damaged_frames, vec![3, 103]);
+        assert_eq!(merged.video.damage[1].from, 103);
+        let frames: Vec<_> = merged
+            .video
+            .recalibrations
+            .iter()
+            .map(|r| r.frame)
+            .collect();
+        assert_eq!(frames, vec![40, 140]);
+        assert_eq!(
+            merged.video.recalibrations[1].refused.as_deref(),
+            Some("no outline")
+        );
     }
 
     #[test]
