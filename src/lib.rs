@@ -25,7 +25,7 @@
 //! | `rules` | the rules engine R2–R11 (pure) | model, config, geometry, record |
 //! | `record` | record.json, state.json | model, config |
 //! | `amend` | a referee's corrections to a record, checked and re-scored (pure) | model, config, geometry, record, rules |
-//! | `detect` | fish and coin detection in a top-down view, table mm, with coins seen only as motion-blur streaks (`detect::streaks`) (pure) | model, config, geometry, track's input types (`track::detections`) |
+//! | `detect` | fish and coin detection in a top-down view, table mm, with coins seen only as motion-blur streaks (`detect::streaks`) (pure) | model, config, geometry, calibration (the size of a camera pixel on the table), track's input types (`track::detections`) |
 //! | `eval` | tracker accuracy against ground truth, and a calibration's against the true one (pure) | model, record, calibration, geometry, sim (a clip's look) |
 //! | `track` | identities frame to frame from detections (pure) | model, config, geometry |
 //! | `watch` | where to look each frame: change since the last full look, regions, merging (pure) | detect, geometry |

@@ -18,7 +18,7 @@ impl Detector {
     /// Whether a circle found by its edges looks like a coin: its inside differs from
     /// the surface around (table or floor), is no player's colour, and — once the
     /// coin's look is known — is nearer to it than to that surface.
-    fn looks_like_coin(&self, g: &TopGrid, cu: f64, cv: f64, r_px: f64) -> Option<Look> {
+    pub(super) fn looks_like_coin(&self, g: &TopGrid, cu: f64, cv: f64, r_px: f64) -> Option<Look> {
         let p = g.table_from_px(cu, cv);
         let on_table = self.table.contains(p);
         // A circle across the table's edge is judged by its part on the centre's side,
@@ -26,7 +26,7 @@ impl Detector {
         // table top, so a circle drawn by the edge and the grain beside it looked unlike
         // the table, as a coin does (phantom coins on the edge).
         let inner = 0.6 * r_px;
-        let margin = 1.5f64.max(1.5 * g.mm_per_px);
+        let margin = self.edge_band_mm(g, p);
         let inside = if self.table.signed_distance(p).abs() < inner * g.mm_per_px + margin {
             let w = g.width;
             self.disc_look_where(g, cu, cv, inner, |i| {
@@ -310,7 +310,7 @@ impl Detector {
         let table = &self.table;
         edges.retain(|&(u, v, _, _)| {
             let p = g.table_from_px(u as f64, v as f64);
-            table.signed_distance(p).abs() >= near_mm
+            table.signed_distance(p).abs() >= self.edge_band_mm(g, p)
                 && !placed.iter().zip(&segments).any(|(f, segments)| {
                     let dh = (p - f.hole.center).norm();
                     // The outline's distance below `near_mm`: some segment's is.

@@ -40,6 +40,7 @@
 //! Uses: model, config, geometry, track (its detection types are this stage's
 //! output).
 
+use crate::calibration::Homography;
 use crate::config::Items;
 use crate::geometry::{FishFootprint, Point, Table};
 use crate::model::Pose;
@@ -125,6 +126,9 @@ pub struct Detector {
     /// Whole tags of no player's colour found while learning, until reported.
     strangers: Vec<StrangerSighting>,
     table: Table,
+    /// The camera's map from the table top to its (undistorted) pixels, when known
+    /// ([`Detector::seen_through`]).
+    image_from_table: Option<Homography>,
     config: DetectorConfig,
     chroma: Vec<[f32; 2]>,
     /// Scratch for the occluder search.
@@ -192,6 +196,7 @@ impl Detector {
                 .map(|c| chroma_of([c[0] as f64, c[1] as f64, c[2] as f64]))
                 .collect(),
             table,
+            image_from_table: None,
             config,
             chroma: Vec::new(),
             coverage: Vec::new(),
@@ -228,6 +233,26 @@ impl Detector {
             grow_scratch: Vec::new(),
             disturbed_near: Vec::new(),
         }
+    }
+
+    /// The camera the views are made from (`image_from_table`: table mm to undistorted
+    /// pixels). What the picture cannot resolve, such as the band the table's edge
+    /// shows in, is then measured in its pixels where they are coarser than the view's.
+    pub fn seen_through(mut self, image_from_table: Homography) -> Self {
+        self.image_from_table = Some(image_from_table);
+        self
+    }
+
+    /// How far the table's edge shows into the picture at `p` (anti-aliasing, blur, a
+    /// lit bevel, the side face's rim): a pixel and a half, the camera's or the view's,
+    /// whichever is coarser there; 1.5 mm at least, a coin's radius at most.
+    fn edge_band_mm(&self, g: &TopGrid, p: Point) -> f64 {
+        let camera = self
+            .image_from_table
+            .map(|h| 1.0 / h.area_scale_at(p).sqrt())
+            .filter(|mm| mm.is_finite())
+            .unwrap_or(0.0);
+        (1.5 * g.mm_per_px.max(camera).max(1.0)).min(self.coin_radius.max(1.5))
     }
 
     pub fn footprint(&self) -> &FishFootprint {
@@ -1215,6 +1240,121 @@ mod tests {
             .collect();
         assert!(phantoms.is_empty(), "coins where none lies: {phantoms:?}");
         assert_eq!(s.coins.len(), 1, "the overhanging coin: {s:?}");
+    }
+
+    /// The table's corners seen by a coarse camera (3 mm a pixel, as a 640x480 webcam
+    /// sees a 1 m table from a slant), each corner's bevel catching the light a camera
+    /// pixel wide: the view, read bilinearly from that picture at 1 mm, spreads the
+    /// bevel more than a camera pixel into the table top, where a coin-sized circle in
+    /// the corner took it for a coin's inside while the edge's band was counted in the
+    /// view's pixels (the foreign clips at 640x480: a phantom coin in a corner, which
+    /// kept R2 from placing the coins unseen in their holes).
+    #[test]
+    fn a_coarse_cameras_table_corners_draw_no_coins() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 30.0);
+        let camera_mm = 3.0;
+        let coin = Point::new(150.0, 4.0);
+        let r = items.coin.radius;
+        let (lo, hi) = table.bounds();
+        // A corner's rounded bevel catches the light.
+        let near_corner = |p: Point| {
+            let dx = (p.x - lo.x).abs().min((p.x - hi.x).abs());
+            let dy = (p.y - lo.y).abs().min((p.y - hi.y).abs());
+            dx.max(dy) < 25.0
+        };
+        let scene = |p: Point| {
+            let inside = table.signed_distance(p);
+            if (p - coin).norm() < r {
+                [235.0, 175.0, 110.0]
+            } else if inside < 0.0 {
+                [205.0, 205.0, 210.0]
+            } else if inside < camera_mm && near_corner(p) {
+                [230.0, 205.0, 200.0]
+            } else {
+                [170.0, 120.0, 75.0]
+            }
+        };
+        // The camera's picture: each of its pixels the mean of the scene over it.
+        let origin = Point::new(lo.x - 30.0, lo.y - 30.0);
+        let (cw, ch) = (
+            (grid.width as f64 / camera_mm) as usize + 2,
+            (grid.height as f64 / camera_mm) as usize + 2,
+        );
+        let mut picture = vec![[0.0f64; 3]; cw * ch];
+        for (i, px) in picture.iter_mut().enumerate() {
+            let (cu, cv) = ((i % cw) as f64, (i / cw) as f64);
+            let ss = 6;
+            for sy in 0..ss {
+                for sx in 0..ss {
+                    let q = Point::new(
+                        origin.x + (cu + (sx as f64 + 0.5) / ss as f64) * camera_mm,
+                        origin.y + (cv + (sy as f64 + 0.5) / ss as f64) * camera_mm,
+                    );
+                    let c = scene(q);
+                    for k in 0..3 {
+                        px[k] += c[k] / (ss * ss) as f64;
+                    }
+                }
+            }
+        }
+        // The view: the picture read bilinearly at each view pixel's centre.
+        let mut rgb = vec![0u8; grid.width * grid.height * 3];
+        for v in 0..grid.height {
+            for u in 0..grid.width {
+                let q = grid.table_from_px(u as f64, v as f64);
+                let fu = ((q.x - origin.x) / camera_mm - 0.5).clamp(0.0, (cw - 2) as f64);
+                let fv = ((q.y - origin.y) / camera_mm - 0.5).clamp(0.0, (ch - 2) as f64);
+                let (iu, iv) = (fu.floor() as usize, fv.floor() as usize);
+                let (au, av) = (fu - iu as f64, fv - iv as f64);
+                for k in 0..3 {
+                    let at = |du: usize, dv: usize| picture[(iv + dv) * cw + iu + du][k];
+                    let c = (1.0 - av) * ((1.0 - au) * at(0, 0) + au * at(1, 0))
+                        + av * ((1.0 - au) * at(0, 1) + au * at(1, 1));
+                    rgb[(v * grid.width + u) * 3 + k] = c.round() as u8;
+                }
+            }
+        }
+        // The camera looks straight down: table mm to its pixels is a scaling.
+        let image_from_table = Homography::from_matrix(nalgebra::Matrix3::new(
+            1.0 / camera_mm,
+            0.0,
+            0.0,
+            0.0,
+            1.0 / camera_mm,
+            0.0,
+            0.0,
+            0.0,
+            1.0,
+        ))
+        .expect("invertible");
+        let red = [200, 30, 40];
+        let mut det = Detector::new(&items, &[red], table, DetectorConfig::default())
+            .seen_through(image_from_table);
+        let s = det.detect(&TopView {
+            grid,
+            rgb: &rgb,
+            bgr: false,
+        });
+        let phantoms: Vec<_> = s
+            .coins
+            .iter()
+            .filter(|c| (c.pt_in_table - coin).norm() > 2.0)
+            .map(|c| c.pt_in_table)
+            .collect();
+        assert!(phantoms.is_empty(), "coins where none lies: {phantoms:?}");
+        assert_eq!(s.coins.len(), 1, "the coin near the edge: {s:?}");
+        // A coin-sized circle 4 mm in from both edges of a corner (where the edges'
+        // lines drew one in the foreign clips): its inside clear of the edges' band is
+        // bare table top.
+        let r_px = r / grid.mm_per_px;
+        for &corner in det.table.corners() {
+            let inward = (Point::new(150.0, 100.0) - corner).map(|d| 4.0 * d.signum());
+            let (cu, cv) = grid.px_from_table(corner + inward);
+            let look = det.looks_like_coin(&grid, cu, cv, r_px);
+            assert!(look.is_none(), "a coin at {:?}: {look:?}", corner + inward);
+        }
     }
 
     #[test]

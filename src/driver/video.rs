@@ -301,7 +301,8 @@ impl FrameSource for VideoSource {
                     coin_streaks: settings.streaks,
                     ..DetectorConfig::default()
                 },
-            );
+            )
+            .seen_through(settings.calibration.table_from_undistorted.inverse());
             let mut watcher = Watcher::new(full, coarse.grid(), detector, players)
                 .always_whole(settings.every_frame);
             // A camera or stream is watched for frames that stop coming; a file
