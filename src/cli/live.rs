@@ -18,8 +18,8 @@ use crate::amend::Request;
 use crate::calibration::TableCalibration;
 use crate::driver::board::Board;
 use crate::driver::{
-    self, AmendAsk, CameraState, DriverError, Event, EventLine, Journal, JournalRead, Listener,
-    LiveOptions, ResumePoint, Settings, Start, VideoSource,
+    self, AmendAsk, CameraState, Correction, DriverError, Event, EventLine, Journal, JournalRead,
+    Listener, LiveOptions, ResumePoint, Settings, Start, VideoSource,
 };
 use crate::model::FrameIdx;
 use crate::record::{Recalibrated, Record, Shot, VideoInfo};
@@ -592,14 +592,17 @@ struct Replay {
     journaled: Vec<Told>,
     /// The events of the frames analysed again.
     told: Vec<Told>,
-    /// The journal's amendments, made again after the frame they were made after
-    /// (its `known_at`), stamped as they were.
+    /// The journal's amendments and undos, made again in their order after the
+    /// frame they were made after (its `known_at`), stamped as they were.
     amendments: VecDeque<(FrameIdx, AmendAsk)>,
 }
 
-/// A journaled `amended` event as the amendment to make again.
+/// A journaled `amended` event as the amendment to make again (or, `undone`, the
+/// amendment to undo again).
 fn journaled_amendment(line: &EventLine) -> Option<(FrameIdx, AmendAsk)> {
     let Event::Amended {
+        number,
+        undone,
         shot,
         change,
         why,
@@ -609,12 +612,17 @@ fn journaled_amendment(line: &EventLine) -> Option<(FrameIdx, AmendAsk)> {
     else {
         return None;
     };
-    let ask = AmendAsk {
-        request: Request {
+    let correction = if *undone {
+        Correction::Undo(*number)
+    } else {
+        Correction::Amend(Request {
             shot: *shot,
             change: change.clone(),
             why: why.clone(),
-        },
+        })
+    };
+    let ask = AmendAsk {
+        correction,
         when: when.clone(),
         answer: None,
     };

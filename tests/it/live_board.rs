@@ -646,8 +646,11 @@ fn the_table_diagram_shows_what_must_be_put_back_and_the_last_shot() {
             std::thread::sleep(Duration::from_millis(20));
         }
     };
-    assert_eq!(asked.request.shot, 0);
-    assert_eq!(asked.request.why, "it hung on the edge");
+    let fishtrack::driver::Correction::Amend(request) = &asked.correction else {
+        panic!("an amendment, not {:?}", asked.correction);
+    };
+    assert_eq!(request.shot, 0);
+    assert_eq!(request.why, "it hung on the edge");
     asked.answer(Err("shot 0: coin:1 was seen off the table".into()));
     page.wait_for_text("coin:1 was seen off the table", Duration::from_secs(5));
 }
