@@ -54,9 +54,10 @@ items at rest, the last shot's paths and exits and what must be put back dashed 
 with its rule and the coin's verdict, in type to read from across the room; it reconnects by \
 itself) is served at http://127.0.0.1:8350/ (--port, --listen), the events at /events. On this \
 machine the page also takes a referee's corrections (\"Correct a call\": a lost or not-lost \
-item, the mover, a violation dropped, each with why): made as `fishtrack amend` makes them, \
-journaled (an amended event; --resume makes it again), the scores re-computed at once; one the \
-rules or the record refuse is one line on the page and changes nothing.";
+item, the mover, a violation dropped, each with why; and Undo beside each amendment made): made \
+as `fishtrack amend` and `fishtrack amend --undo K` make them, journaled (an amended event; \
+--resume makes it again), the scores re-computed at once; one the rules or the record refuse is \
+one line on the page and changes nothing.";
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
