@@ -18,8 +18,8 @@ use crate::amend::Request;
 use crate::calibration::TableCalibration;
 use crate::driver::board::Board;
 use crate::driver::{
-    self, AmendAsk, CameraState, DriverError, Event, EventLine, Journal, JournalRead, Listener,
-    LiveOptions, ResumePoint, Settings, Start, VideoSource,
+    self, AmendAsk, CameraState, Correction, DriverError, Event, EventLine, Journal, JournalRead,
+    Listener, LiveOptions, ResumePoint, Settings, Start, VideoSource,
 };
 use crate::model::FrameIdx;
 use crate::record::{Recalibrated, Record, Shot, VideoInfo};
@@ -54,9 +54,10 @@ items at rest, the last shot's paths and exits and what must be put back dashed 
 with its rule and the coin's verdict, in type to read from across the room; it reconnects by \
 itself) is served at http://127.0.0.1:8350/ (--port, --listen), the events at /events. On this \
 machine the page also takes a referee's corrections (\"Correct a call\": a lost or not-lost \
-item, the mover, a violation dropped, each with why): made as `fishtrack amend` makes them, \
-journaled (an amended event; --resume makes it again), the scores re-computed at once; one the \
-rules or the record refuse is one line on the page and changes nothing.";
+item, the mover, a violation dropped, each with why; and Undo beside each amendment made): made \
+as `fishtrack amend` and `fishtrack amend --undo K` make them, journaled (an amended event; \
+--resume makes it again), the scores re-computed at once; one the rules or the record refuse is \
+one line on the page and changes nothing.";
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
@@ -592,14 +593,17 @@ struct Replay {
     journaled: Vec<Told>,
     /// The events of the frames analysed again.
     told: Vec<Told>,
-    /// The journal's amendments, made again after the frame they were made after
-    /// (its `known_at`), stamped as they were.
+    /// The journal's amendments and undos, made again in their order after the
+    /// frame they were made after (its `known_at`), stamped as they were.
     amendments: VecDeque<(FrameIdx, AmendAsk)>,
 }
 
-/// A journaled `amended` event as the amendment to make again.
+/// A journaled `amended` event as the amendment to make again (or, `undone`, the
+/// amendment to undo again).
 fn journaled_amendment(line: &EventLine) -> Option<(FrameIdx, AmendAsk)> {
     let Event::Amended {
+        number,
+        undone,
         shot,
         change,
         why,
@@ -609,12 +613,17 @@ fn journaled_amendment(line: &EventLine) -> Option<(FrameIdx, AmendAsk)> {
     else {
         return None;
     };
-    let ask = AmendAsk {
-        request: Request {
+    let correction = if *undone {
+        Correction::Undo(*number)
+    } else {
+        Correction::Amend(Request {
             shot: *shot,
             change: change.clone(),
             why: why.clone(),
-        },
+        })
+    };
+    let ask = AmendAsk {
+        correction,
         when: when.clone(),
         answer: None,
     };

@@ -2,7 +2,8 @@
 //! HTTP server): the page at `/` (board.html: large type, scores, whose move it is,
 //! the move timer, the table diagram with what must be put back and the last shot,
 //! the last calls), the events at `/events` as server-sent events, each one JSON line
-//! as on stdout, and the referee's amendments POSTed to `/amend`. A browser that joins
+//! as on stdout, and the referee's amendments (a patch file's entry) and undos
+//! (`{"undo": K}`) POSTed to `/amend`. A browser that joins
 //! late, or comes back after the server restarted, is sent every event so far first,
 //! so it shows the same state.
 //!
@@ -23,7 +24,7 @@
 //! one line ([`Board::amendment`], [`AmendAsk`]).
 //! Uses: driver's events and amending, amend's request.
 
-use super::amending::AmendAsk;
+use super::amending::{AmendAsk, Correction};
 use super::events::EventLine;
 use crate::amend::Request as AmendRequest;
 use std::io::{Read, Write};
@@ -348,7 +349,31 @@ fn loopback_host(host: &str, port: u16) -> bool {
     named && p.is_none_or(|p: u16| p == port)
 }
 
-/// A POSTed amendment: checked (this machine, the token, JSON), handed to the
+/// An undo as POSTed: `{"undo": K}` and nothing else.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UndoAsked {
+    undo: u32,
+}
+
+/// What a POSTed body asks: `{"undo": K}` undoes amendment K; anything else must be
+/// an amendment (a patch file's entry). Why not, in one line.
+fn correction_of(body: &[u8]) -> Result<Correction, String> {
+    let is_undo =
+        serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|v| v.get("undo").is_some());
+    if is_undo {
+        return serde_json::from_slice::<UndoAsked>(body)
+            .map(|u| Correction::Undo(u.undo))
+            .map_err(|e| {
+                format!("not an undo (send {{\"undo\": K}}, K an amendment's number): {e}")
+            });
+    }
+    serde_json::from_slice::<AmendRequest>(body)
+        .map(Correction::Amend)
+        .map_err(|e| format!("not an amendment: {e}"))
+}
+
+/// A POSTed amendment or undo: checked (this machine, the token, JSON), handed to the
 /// driver, and its one-line answer sent back.
 fn amend(mut request: Request, context: &Context, local: bool) -> std::io::Result<()> {
     let find = |name: &str| {
@@ -388,16 +413,13 @@ fn amend(mut request: Request, context: &Context, local: bool) -> std::io::Resul
     if read.is_err() || body.len() > BODY_LIMIT {
         return request.respond(verdict(413, false, "the amendment is too long"));
     }
-    let asked: AmendRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            let line = format!("not an amendment: {e}");
-            return request.respond(verdict(400, false, &line));
-        }
+    let asked = match correction_of(&body) {
+        Ok(c) => c,
+        Err(line) => return request.respond(verdict(400, false, &line)),
     };
     let (tx, rx) = sync_channel(1);
     let ask = AmendAsk {
-        request: asked,
+        correction: asked,
         when: String::new(),
         answer: Some(tx),
     };
@@ -527,9 +549,12 @@ mod tests {
                 }
                 std::thread::sleep(Duration::from_millis(10));
             };
-            assert_eq!(asked.request.shot, 0);
+            let Correction::Amend(request) = &asked.correction else {
+                panic!("an amendment, not {:?}", asked.correction);
+            };
+            assert_eq!(request.shot, 0);
             assert_eq!(
-                asked.request.change,
+                request.change,
                 crate::record::Change::Lost {
                     item: crate::model::ItemId::coin(1)
                 }
@@ -543,6 +568,54 @@ mod tests {
             let line = result.unwrap_or_else(|e| e);
             assert!(answer.contains(&format!("\"line\":\"{line}\"")), "{answer}");
         }
+    }
+
+    #[test]
+    fn an_undo_is_posted_as_its_number_alone() {
+        assert_eq!(correction_of(br#"{"undo": 2}"#), Ok(Correction::Undo(2)));
+        for bad in [
+            r#"{"undo": -1}"#,
+            r#"{"undo": "2"}"#,
+            r#"{"undo": 2, "shot": 0}"#,
+        ] {
+            let e = correction_of(bad.as_bytes()).expect_err(bad);
+            assert!(e.starts_with("not an undo"), "{bad}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let e = correction_of(br#"{"shot": 0}"#).expect_err("no what");
+        assert!(e.starts_with("not an amendment"), "{e}");
+        let amendment = correction_of(br#"{"shot":1,"what":"mover","player":0,"why":"seen"}"#);
+        assert!(
+            matches!(&amendment, Ok(Correction::Amend(r)) if r.shot == 1 && r.why == "seen"),
+            "{amendment:?}"
+        );
+        // Through the endpoint: a bad undo is 400 and reaches no driver; a good one
+        // reaches it as an undo.
+        let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
+        let (addr, host, token) = (
+            board.addr(),
+            board.addr().to_string(),
+            board.token().to_string(),
+        );
+        // The same protections as an amendment's: no token, or another host, 403.
+        for (h, t) in [(host.as_str(), ""), ("evil.example:80", token.as_str())] {
+            let answer = post(addr, h, t, r#"{"undo":1}"#);
+            assert!(answer.starts_with("HTTP/1.1 403"), "{h} {t}: {answer}");
+        }
+        let answer = post(addr, &host, &token, r#"{"undo":"x"}"#);
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(board.amendment().is_none());
+        let poster = std::thread::spawn(move || post(addr, &host, &token, r#"{"undo":1}"#));
+        let asked = loop {
+            if let Some(a) = board.amendment() {
+                break a;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(asked.correction, Correction::Undo(1));
+        asked.answer(Ok("undid amendment 1".into()));
+        let answer = poster.join().expect("post");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     }
 
     #[test]

@@ -22,7 +22,9 @@ use std::collections::BTreeMap;
 /// 4: `camera` `bumped` (the table found moved in the picture: `shift_mm`, and the
 /// re-fitted calibration in `table`, which a resume goes on with, or `refused`): a
 /// reader that does not know it would resume with the old calibration.
-pub const EVENT_VERSION: u32 = 4;
+/// 5: `amended`'s `undone` (a referee's undo from the page: amendment `number` undone,
+/// which a reader that does not know it would replay as that amendment made again).
+pub const EVENT_VERSION: u32 = 5;
 
 /// The table and the items' shapes, for drawing the table (table mm): what the
 /// scoreboard page needs to draw rest poses and put-back poses to scale.
@@ -298,11 +300,18 @@ pub enum Event {
         paths: BTreeMap<ItemId, Vec<[f64; 2]>>,
     },
     /// A referee's amendment of a judged shot (from the scoreboard page, made by the
-    /// library's `amend` as `fishtrack amend` makes it), and the match as re-scored:
-    /// the totals, whose move, the duties, the rest poses replace those told before.
+    /// library's `amend` as `fishtrack amend` makes it), or the undoing of one
+    /// (`undone`, by the library's `amend::undo` as `fishtrack amend --undo K` does),
+    /// and the match as re-scored: the totals, whose move, the duties, the rest poses
+    /// replace those told before.
     Amended {
-        /// 1, 2, … over the match, as the record numbers amendments.
+        /// 1, 2, … over the match, as the record numbers amendments; for an undo, the
+        /// number of the amendment undone.
         number: u32,
+        /// Amendment `number` was undone (version 5): `shot`, `what` and its keys and
+        /// `why` are that amendment's, `when` is when it was undone.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        undone: bool,
         /// The shot amended.
         shot: usize,
         /// What was changed (`what`: `lost`, `not-lost`, `exit`, `coin-in`,
@@ -312,7 +321,9 @@ pub enum Event {
         why: String,
         /// UTC, RFC 3339.
         when: String,
-        /// The change in words (`fish:1 lost: no → yes`).
+        /// The change in words (`shot 0: coin:1 lost: on the table at (10, 20) →
+        /// lost`; for an undo `shot 0: coin:1 lost (back to: on the table at (10,
+        /// 20); was: lost)`).
         summary: String,
         scores_before: Vec<i32>,
         /// Running totals after it.
@@ -512,6 +523,7 @@ mod tests {
             },
             Event::Amended {
                 number: 1,
+                undone: false,
                 shot: 0,
                 change: Change::Lost {
                     item: ItemId::coin(1),
@@ -537,6 +549,43 @@ mod tests {
                 over: false,
             },
         ];
+        // The same amendment undone.
+        let mut events = events;
+        if let Some(Event::Amended {
+            number,
+            shot,
+            change,
+            why,
+            ..
+        }) = events.last().cloned()
+        {
+            events.push(Event::Amended {
+                number,
+                undone: true,
+                shot,
+                change,
+                why,
+                when: "2026-12-03T10:47:00Z".into(),
+                summary: "shot 0: coin:1 lost (back to: on the table at (10, 20); was: lost)"
+                    .into(),
+                scores_before: vec![1, 0],
+                scores: vec![0, 0],
+                shots_changed: vec![ScoreChange {
+                    shot: 0,
+                    before: vec![1, 0],
+                    after: vec![0, 0],
+                }],
+                number_next: 2,
+                next_mover: 1,
+                moves_made: vec![1, 0],
+                rest: BTreeMap::new(),
+                off_table: vec![],
+                exits: BTreeMap::new(),
+                duties: vec![],
+                violations: vec![0, 0],
+                over: false,
+            });
+        }
         events
             .into_iter()
             .enumerate()
@@ -592,6 +641,23 @@ mod tests {
         )
         .expect("reads");
         assert!(matches!(over.event, Event::ShotOver { ref paths, .. } if paths.is_empty()));
+    }
+
+    #[test]
+    fn an_amended_line_says_undone_only_for_an_undo() {
+        let lines = samples();
+        let told: Vec<String> = lines
+            .iter()
+            .filter(|l| l.event.kind() == "amended")
+            .map(|l| l.to_json().expect("json"))
+            .collect();
+        assert_eq!(told.len(), 2);
+        assert!(!told[0].contains("undone"), "{}", told[0]);
+        assert!(told[1].contains("\"undone\":true"), "{}", told[1]);
+        // A version-4 line (before undos) is an amendment made.
+        let v4 = told[0].replacen(&format!("\"version\":{EVENT_VERSION}"), "\"version\":4", 1);
+        let back: EventLine = serde_json::from_str(&v4).expect("reads");
+        assert!(matches!(back.event, Event::Amended { undone: false, .. }));
     }
 
     #[test]

@@ -361,8 +361,9 @@ impl JournalRead {
                         p.over = true;
                     }
                 }
-                // A referee's amendment: the match as re-scored replaces the state the
-                // last shot_over told (the shots judged are as many as before).
+                // A referee's amendment, or an undo of one (`undone`): the match as
+                // re-scored replaces the state the last shot_over told (the shots
+                // judged are as many as before).
                 Event::Amended {
                     scores,
                     next_mover,

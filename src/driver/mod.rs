@@ -14,8 +14,9 @@
 //!   [`Chain`] carries a match from one clip into the next.
 //! - [`start`]: where a clip starts mid-match; [`journal`]: the events on disk, and
 //!   where a match stood when they stop.
-//! - [`board`]: the scoreboard page `live` serves; a referee's amendment from it is
-//!   made between two frames ([`Listener::amendment`], `amending.rs`, through `amend`).
+//! - [`board`]: the scoreboard page `live` serves; a referee's amendment from it (or
+//!   the undoing of one) is made between two frames ([`Listener::amendment`],
+//!   `amending.rs`, through `amend`).
 //!
 //! Uses: model, config, geometry, calibration, record, rules, amend, track, pipeline,
 //! limits; vision (capture and top views) for [`VideoSource`] only.
@@ -29,7 +30,7 @@ pub mod start;
 #[cfg(feature = "opencv")]
 mod video;
 
-pub use amending::AmendAsk;
+pub use amending::{AmendAsk, Correction};
 pub use events::{CameraState, Duty, Event, EventLine, ScoreChange, TableShape, EVENT_VERSION};
 pub use journal::{Journal, JournalError, JournalRead, ResumePoint};
 pub use recorded::Recorded;
@@ -292,10 +293,10 @@ pub trait Listener {
     fn progress(&mut self, _frames: u64) {}
 
     /// Asked after every frame (and while a live source waits for its camera): a
-    /// referee's amendment to make now (from the scoreboard page), if one waits. It
-    /// is made on every shot judged so far, the match re-scored, and told as an
-    /// `amended` event (with the changed shots' `shot_record`s); its answer goes back
-    /// through the [`AmendAsk`].
+    /// referee's amendment to make now, or one to undo ([`Correction`], from the
+    /// scoreboard page), if one waits. It is made on every shot judged so far, the
+    /// match re-scored, and told as an `amended` event (with the changed shots'
+    /// `shot_record`s); its answer goes back through the [`AmendAsk`].
     fn amendment(&mut self) -> Option<AmendAsk> {
         None
     }
@@ -702,9 +703,10 @@ impl Teller {
         Ok(())
     }
 
-    /// Makes a referee's amendment ([`amending::make`]) and tells it: the changed
-    /// shots' records, the `amended` event, and `match_over` if the amended match is
-    /// over. One the rules or the record refuse is answered and changes nothing.
+    /// Makes a referee's amendment or undo ([`amending::make`]) and tells it: the
+    /// changed shots' records, the `amended` event, and `match_over` if the amended
+    /// match is over. One the rules or the record refuse is answered and changes
+    /// nothing.
     fn amend<L: Listener + ?Sized>(
         &mut self,
         listener: &mut L,

@@ -706,18 +706,20 @@ fn a_lost_camera_is_told_while_it_is_away_once_and_then_its_return() {
     }
 }
 
-/// The scoreboard's amendments, in-process: a board the listener serves, an
-/// amendment POSTed to it over HTTP after the first shot is over (as the page
-/// does), made by the driver, journaled with the shot records it changed; the
-/// listener stops right after, as a crash would.
+/// The scoreboard's amendments, in-process: a board the listener serves, amendments
+/// (or undos) POSTed to it over HTTP after the first shot is over (as the page
+/// does), made by the driver, journaled with the shot records they changed; the
+/// listener stops right after the last, as a crash would.
 struct Refereed {
     board: fishtrack::driver::board::Board,
     journal: Journal,
     kept: Collect,
-    /// Shot overs seen before the driver waits for the page's amendment.
+    /// Shot overs seen before the driver waits for the page's POSTs.
     wait_after: usize,
-    waited: bool,
-    stop_after_amended: bool,
+    /// POSTs still to wait for, each made between the same two frames.
+    awaited: usize,
+    /// Stop once this many `amended` events are told (a crash right after).
+    stop_after_amended: Option<usize>,
 }
 
 impl Listener for Refereed {
@@ -736,12 +738,12 @@ impl Listener for Refereed {
         if shot_overs(&self.kept.events).len() < self.wait_after {
             return None;
         }
-        if self.waited {
+        if self.awaited == 0 {
             return self.board.amendment();
         }
         // The page's POST is on its way: the match waits for it (a live match takes
         // it between two frames, whenever it comes).
-        self.waited = true;
+        self.awaited -= 1;
         let limit = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while std::time::Instant::now() < limit {
             if let Some(mut ask) = self.board.amendment() {
@@ -753,12 +755,14 @@ impl Listener for Refereed {
         panic!("no amendment came");
     }
     fn stop(&mut self) -> bool {
-        self.stop_after_amended
-            && self
-                .kept
+        self.stop_after_amended.is_some_and(|n| {
+            self.kept
                 .events
                 .iter()
-                .any(|e| matches!(e.event, Event::Amended { .. }))
+                .filter(|e| matches!(e.event, Event::Amended { .. }))
+                .count()
+                >= n
+        })
     }
 }
 
@@ -777,20 +781,41 @@ fn post_amendment(addr: std::net::SocketAddr, token: &str, body: &str) -> String
     text
 }
 
-fn refereed(dir: &Path, name: &str, wait_after: usize, stop: bool) -> Refereed {
-    Refereed {
+/// Runs the demo's detections with `bodies` POSTed one after the other (each once
+/// the last is answered) after shot `after` is over, all made between the same two
+/// frames; stops once `stop_after` `amended` events are told. The POSTs' answers,
+/// the outcome and the listener.
+fn corrected_run(
+    dir: &Path,
+    name: &str,
+    after: usize,
+    bodies: &[&str],
+    stop_after: Option<usize>,
+) -> (Vec<String>, Outcome, Refereed) {
+    let d = demo();
+    let mut listener = Refereed {
         board: fishtrack::driver::board::Board::serve("127.0.0.1:0".parse().expect("addr"))
             .expect("serve"),
         journal: Journal::create(&dir.join(name)).expect("journal"),
         kept: Collect::default(),
-        wait_after,
-        waited: false,
-        stop_after_amended: stop,
-    }
+        wait_after: after,
+        awaited: bodies.len(),
+        stop_after_amended: stop_after,
+    };
+    let (addr, token) = (listener.board.addr(), listener.board.token().to_string());
+    let bodies: Vec<String> = bodies.iter().map(|b| b.to_string()).collect();
+    let poster = std::thread::spawn(move || {
+        bodies
+            .iter()
+            .map(|body| post_amendment(addr, &token, body))
+            .collect::<Vec<String>>()
+    });
+    let source = Recorded::new(&d.spec, d.fps, d.kept.detections.clone());
+    let outcome = driver::run(&settings(), None, source, &mut listener).expect("run");
+    (poster.join().expect("post"), outcome, listener)
 }
 
-/// Runs the demo's detections with `body` POSTed after shot `after` is over;
-/// the POST's answer, the outcome and the listener.
+/// [`corrected_run`] with one POST; stops after its `amended` when `stop`.
 fn amended_run(
     dir: &Path,
     name: &str,
@@ -798,14 +823,9 @@ fn amended_run(
     body: &str,
     stop: bool,
 ) -> (String, Outcome, Refereed) {
-    let d = demo();
-    let mut listener = refereed(dir, name, after, stop);
-    let (addr, token) = (listener.board.addr(), listener.board.token().to_string());
-    let body = body.to_string();
-    let poster = std::thread::spawn(move || post_amendment(addr, &token, &body));
-    let source = Recorded::new(&d.spec, d.fps, d.kept.detections.clone());
-    let outcome = driver::run(&settings(), None, source, &mut listener).expect("run");
-    (poster.join().expect("post"), outcome, listener)
+    let (mut answers, outcome, listener) =
+        corrected_run(dir, name, after, &[body], stop.then_some(1));
+    (answers.remove(0), outcome, listener)
 }
 
 #[test]
@@ -929,4 +949,231 @@ fn an_amendment_that_contradicts_the_record_changes_nothing() {
         .any(|e| matches!(e.event, Event::Amended { .. })));
     assert_eq!(outcome.record, d.outcome.record);
     assert_eq!(listener.kept.events, d.kept.events);
+}
+
+/// The page's amendment of the demo's first shot: Boris's coin knocked off.
+const LOST_COIN: &str = r#"{"shot":0,"what":"lost","item":"coin:1","why":"fell behind the hand"}"#;
+
+/// The one line of a POST's answer (`{"ok": .., "line": ..}` after the head).
+fn answer_line(answer: &str) -> String {
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let value: serde_json::Value = serde_json::from_str(body).expect("a JSON answer");
+    value["line"].as_str().expect("a line").to_string()
+}
+
+fn amended_events(events: &[EventLine]) -> Vec<&Event> {
+    events
+        .iter()
+        .map(|e| &e.event)
+        .filter(|e| matches!(e, Event::Amended { .. }))
+        .collect()
+}
+
+fn without_amended(events: &[EventLine]) -> Vec<EventLine> {
+    events
+        .iter()
+        .filter(|e| !matches!(e.event, Event::Amended { .. }))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn an_amendment_undone_from_the_page_gives_back_the_scores_and_the_call() {
+    let d = demo();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let undo = r#"{"undo":1}"#;
+    let (answers, outcome, listener) =
+        corrected_run(dir.path(), "j.jsonl", 1, &[LOST_COIN, undo, undo], None);
+    for a in &answers[..2] {
+        assert!(a.starts_with("HTTP/1.1 200"), "{a}");
+    }
+    let undone_line = answer_line(&answers[1]);
+    assert!(
+        undone_line.starts_with("undid amendment 1: shot 0: coin:1 lost (back to: on the table at"),
+        "{undone_line}"
+    );
+    let told = amended_events(&listener.kept.events);
+    assert_eq!(told.len(), 2, "{told:?}");
+    let (
+        Event::Amended {
+            undone: false,
+            scores_before: before_amending,
+            scores: amended,
+            off_table: amended_off,
+            ..
+        },
+        Event::Amended {
+            undone: true,
+            number: 1,
+            shot: 0,
+            scores_before: before_undoing,
+            scores: undone,
+            off_table: undone_off,
+            duties: undone_duties,
+            ..
+        },
+    ) = (told[0], told[1])
+    else {
+        panic!("an amendment, then its undo: {told:?}");
+    };
+    let coin = fishtrack::model::ItemId::coin(1);
+    // The amendment moved the scores and put the coin off the table; the undo gives
+    // both back.
+    assert_ne!(amended, before_amending);
+    assert!(amended_off.contains(&coin));
+    assert_eq!(before_undoing, amended);
+    assert_eq!(undone, before_amending);
+    assert!(!undone_off.contains(&coin), "{undone_off:?}");
+    assert!(!undone_duties.iter().any(|d| d.item == coin));
+    assert!(undone_line.ends_with(&format!(
+        "scores {}",
+        fishtrack::amend::totals_text(&d.outcome.record.players, undone)
+    )));
+    // Undone already: the library's refusal, as `fishtrack amend --undo 1` gives it
+    // on the record as it now is; one line, and nothing told.
+    assert!(answers[2].starts_with("HTTP/1.1 409"), "{}", answers[2]);
+    let (game, table) = (settings().game, settings().calibration.table);
+    let refusal = fishtrack::amend::undo(&game, &table, &outcome.record, 1)
+        .expect_err("nothing to undo")
+        .to_string();
+    assert_eq!(answer_line(&answers[2]), refusal);
+    assert!(refusal.contains("amendment 1 does not exist"), "{refusal}");
+    // The match goes on as if it had never been amended: shot 0's call, the
+    // record, every other event.
+    let (shot, plain) = (&outcome.record.shots[0], &d.outcome.record.shots[0]);
+    assert!(shot.amendments.is_empty());
+    assert_eq!(shot.lost, plain.lost);
+    assert_eq!(shot.end, plain.end);
+    assert_eq!(outcome.record, d.outcome.record);
+    assert_eq!(without_amended(&listener.kept.events), d.kept.events);
+}
+
+#[test]
+fn a_journal_resumed_after_an_undo_is_in_the_state_without_the_crash() {
+    let d = demo();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("crash.jsonl");
+    // A crash right after the undo.
+    let (answers, _, crashed) = corrected_run(
+        dir.path(),
+        "crash.jsonl",
+        1,
+        &[LOST_COIN, r#"{"undo":1}"#],
+        Some(2),
+    );
+    drop(crashed);
+    for a in &answers {
+        assert!(a.starts_with("HTTP/1.1 200"), "{a}");
+    }
+    let read = journal::read(&path).expect("read");
+    assert!(
+        matches!(
+            read.events.last().map(|e| &e.event),
+            Some(Event::Amended { undone: true, .. })
+        ),
+        "{:?}",
+        read.events.last()
+    );
+    // The journal's version says undos can be in it.
+    assert!(read
+        .events
+        .iter()
+        .all(|e| e.version == driver::EVENT_VERSION));
+    // The state it resumes from is the one of the match never amended, journaled to
+    // the same frame.
+    let point = read.resume_point().expect("a match");
+    let until = point.last_frame.expect("a frame");
+    let plain = journal::JournalRead {
+        events: as_read(&d.kept.events)
+            .into_iter()
+            .filter(|e| e.known_at <= until)
+            .collect(),
+        ..Default::default()
+    };
+    let mut plain_point = plain.resume_point().expect("a match");
+    assert_eq!(plain_point.shots, 1);
+    plain_point.last_frame = point.last_frame;
+    assert_eq!(point, plain_point);
+    // Shot 0's last record is the one judged, without the amendment.
+    let records: Vec<fishtrack::record::Shot> = read
+        .events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ShotRecord { record } => Some((**record).clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(records.len(), 3, "judged, amended, undone");
+    let judged = records.first().expect("shot 0 judged");
+    let last = records.last().expect("shot 0 undone");
+    assert_eq!(last.index, 0);
+    assert!(last.amendments.is_empty());
+    assert_eq!(last, judged);
+    assert_ne!(&records[1], judged);
+    // Resumed (as a camera resumes, from rest), the match ends as the uninterrupted
+    // one did.
+    let mut start = point.start(&settings().game);
+    start.earlier = vec![last.clone()];
+    let resumed = resume_demo(d, until + 1, &start);
+    assert_eq!(resumed.record.scores, d.outcome.record.scores);
+}
+
+#[test]
+fn an_undo_the_record_refuses_changes_nothing() {
+    let d = demo();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Amendment 2 (where coin:1 left the table) rests on amendment 1 (it was lost):
+    // undoing 1 alone is refused, and so is an amendment the match does not have.
+    let exit = r#"{"shot":0,"what":"exit","item":"coin:1","exit":{"x":0,"y":350},"why":"seen"}"#;
+    let (made, reference, kept) = corrected_run(dir.path(), "a.jsonl", 1, &[LOST_COIN, exit], None);
+    for a in &made {
+        assert!(a.starts_with("HTTP/1.1 200"), "{a}");
+    }
+    let (answers, outcome, listener) = corrected_run(
+        dir.path(),
+        "b.jsonl",
+        1,
+        &[LOST_COIN, exit, r#"{"undo":1}"#, r#"{"undo":7}"#],
+        None,
+    );
+    // The same one-line refusals as `fishtrack amend --undo` on the record amended
+    // the same way offline.
+    let (game, table) = (settings().game, settings().calibration.table);
+    let requests: Vec<fishtrack::amend::Request> = [LOST_COIN, exit]
+        .iter()
+        .map(|b| serde_json::from_str(b).expect("a request"))
+        .collect();
+    let offline = fishtrack::amend::amend(
+        &game,
+        &table,
+        &d.outcome.record,
+        &requests,
+        "2026-12-03T10:45:00Z",
+    )
+    .expect("amends")
+    .record;
+    for (answer, k) in answers[2..].iter().zip([1, 7]) {
+        assert!(answer.starts_with("HTTP/1.1 409"), "{answer}");
+        let refusal = fishtrack::amend::undo(&game, &table, &offline, k)
+            .expect_err("refused")
+            .to_string();
+        let line = answer_line(answer);
+        assert_eq!(line, refusal);
+        assert!(!line.contains('\n'), "{line}");
+    }
+    assert!(answer_line(&answers[2]).contains("undo 2 first"));
+    assert!(answer_line(&answers[3]).contains("amendment 7 does not exist"));
+    // Nothing changed: the events and the record are those of the two amendments
+    // alone, and the journal holds no more lines.
+    assert_eq!(amended_events(&listener.kept.events).len(), 2);
+    assert_eq!(listener.kept.events, kept.kept.events);
+    assert_eq!(outcome.record, reference.record);
+    assert_ne!(outcome.record, d.outcome.record);
+    let lines = |name: &str| {
+        std::fs::read_to_string(dir.path().join(name))
+            .expect("journal")
+            .lines()
+            .count()
+    };
+    assert_eq!(lines("b.jsonl"), lines("a.jsonl"));
 }

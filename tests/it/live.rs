@@ -812,3 +812,68 @@ fn an_amendment_from_the_page_survives_a_kill_and_the_resume() {
     assert_eq!(shots_as_amended(&resumed), shots_as_amended(&whole));
     assert_eq!(resumed["shots"][0]["amendments"][0]["what"], "lost");
 }
+
+/// POSTs `body` to `live`'s scoreboard as its page does; the whole answer.
+fn post_to_page(port: u16, token: &str, body: &str) -> String {
+    let mut post = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    write!(
+        post,
+        "POST /amend HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nX-Fishtrack-Token: {token}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("post");
+    let mut answer = String::new();
+    post.read_to_string(&mut answer).expect("answer");
+    answer
+}
+
+#[test]
+fn an_undo_from_the_page_survives_a_kill_and_the_resume() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (out, journal) = (dir.path().join("rec.json"), dir.path().join("j.jsonl"));
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        probe.local_addr().expect("addr").port()
+    };
+    let mut child = fishtrack()
+        .args(["live", &demo(), "--realtime-speed", SPEED, "--no-drop"])
+        .args(["--port", &port.to_string(), "-o", &s(&out), "--quiet"])
+        .args(["--journal", &s(&journal)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let rx = watch_stdout(&mut child);
+    let mut seen = Vec::new();
+    wait_for(&rx, "\"shot_over\"", &mut seen);
+    let token = page_token(port);
+    let body = r#"{"shot":0,"what":"lost","item":"coin:1","why":"fell behind the hand"}"#;
+    let answer = post_to_page(port, &token, body);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let answer = post_to_page(port, &token, r#"{"undo":1}"#);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("undid amendment 1: shot 0"), "{answer}");
+    wait_for(&rx, "\"undone\":true", &mut seen);
+    // A crash right after it.
+    let _ = child.kill();
+    child.wait().expect("wait");
+    let (code, stdout, stderr) = run(&["live", &demo(), "--resume", &s(&journal), "-o", &s(&out)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("did not give the journal's"), "{stderr}");
+    // Made again from the journal, in order (the amendment, then its undo), not told
+    // twice.
+    assert!(!stdout.contains("\"amended\""), "{stdout}");
+    let journaled = std::fs::read_to_string(&journal).expect("journal");
+    assert_eq!(journaled.matches("\"event\":\"amended\"").count(), 2);
+    assert_eq!(journaled.matches("\"undone\":true").count(), 1);
+    // The record is an uninterrupted run's, never amended.
+    let full = dir.path().join("full.json");
+    let (code, _, stderr) = run(&["live", &demo(), "-o", &s(&full), "--port", "0", "--quiet"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (whole, resumed) = (json(&full), json(&out));
+    assert_eq!(resumed["scores"], whole["scores"]);
+    assert_eq!(resumed["shots"], whole["shots"]);
+    assert!(resumed["shots"][0]["amendments"]
+        .as_array()
+        .is_none_or(Vec::is_empty));
+}

@@ -646,10 +646,82 @@ fn the_table_diagram_shows_what_must_be_put_back_and_the_last_shot() {
             std::thread::sleep(Duration::from_millis(20));
         }
     };
-    assert_eq!(asked.request.shot, 0);
-    assert_eq!(asked.request.why, "it hung on the edge");
+    let fishtrack::driver::Correction::Amend(request) = &asked.correction else {
+        panic!("an amendment, not {:?}", asked.correction);
+    };
+    assert_eq!(request.shot, 0);
+    assert_eq!(request.why, "it hung on the edge");
     asked.answer(Err("shot 0: coin:1 was seen off the table".into()));
     page.wait_for_text("coin:1 was seen off the table", Duration::from_secs(5));
+
+    // An amendment made is listed (number, what, why) with its Undo; the Undo sends
+    // {"undo": K}, the answer is shown, and once the undo is told the list is empty.
+    let made = amended(
+        1,
+        false,
+        "shot 0: coin:1 not lost: lost, exit (820, 0) → on the table",
+    );
+    board.publish(&made);
+    page.wait_for_text("Undo", Duration::from_secs(5));
+    let listed = page.eval(
+        "(() => [...document.querySelectorAll('#a-made [data-amendment]')]
+            .map(r => r.getAttribute('data-amendment') + ' ' + r.innerText))()",
+    );
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    let row = listed[0].as_str().unwrap_or_default();
+    assert!(row.starts_with("1 1 shot 0: coin:1 not lost"), "{row}");
+    assert!(row.contains("(it hung on the edge)"), "{row}");
+    page.eval("(() => { document.querySelector('#a-made button[data-undo=\"1\"]').click(); return true; })()");
+    let asked = {
+        let limit = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(a) = board.amendment() {
+                break a;
+            }
+            assert!(Instant::now() < limit, "the page sent no undo");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    assert_eq!(asked.correction, fishtrack::driver::Correction::Undo(1));
+    asked.answer(Ok("undid amendment 1: shot 0: coin:1 not lost".into()));
+    page.wait_for_text("undid amendment 1: shot 0", Duration::from_secs(5));
+    board.publish(&amended(
+        1,
+        true,
+        "shot 0: coin:1 not lost (back to: lost, exit (820, 0); was: on the table)",
+    ));
+    page.wait_for_text("back to: lost", Duration::from_secs(5));
+    let rows = page.eval("document.querySelectorAll('#a-made [data-amendment]').length");
+    assert_eq!(rows, json!(0));
+}
+
+/// An `amended` event of shot 0 (coin:1 not lost), made or (`undone`) undone.
+fn amended(number: u32, undone: bool, summary: &str) -> EventLine {
+    let coin1 = fishtrack::model::ItemId::coin(1);
+    line(
+        100,
+        Event::Amended {
+            number,
+            undone,
+            shot: 0,
+            change: fishtrack::record::Change::NotLost { item: coin1 },
+            why: "it hung on the edge".into(),
+            when: "2026-12-03T10:45:00Z".into(),
+            summary: summary.into(),
+            scores_before: vec![2, 0],
+            scores: if undone { vec![2, 0] } else { vec![1, 0] },
+            shots_changed: vec![],
+            number_next: 2,
+            next_mover: 1,
+            moves_made: vec![1, 0],
+            rest: BTreeMap::new(),
+            off_table: if undone { vec![coin1] } else { vec![] },
+            exits: BTreeMap::new(),
+            duties: vec![],
+            violations: vec![0, 0],
+            over: false,
+        },
+    )
 }
 
 /// Standard base64 decoding (DevTools sends screenshots so).
