@@ -721,6 +721,25 @@ fn resumed_from_rest_the_record_holds_the_journaled_shots_and_the_new_ones() {
     );
 }
 
+/// `live` on the demo match paced in real time, its scoreboard on a free port, writing
+/// `out` and journaling to `journal`: the process, its stdout lines, the port.
+fn live_with_page(out: &Path, journal: &Path) -> (Child, std::sync::mpsc::Receiver<String>, u16) {
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        probe.local_addr().expect("addr").port()
+    };
+    let mut child = fishtrack()
+        .args(["live", &demo(), "--realtime-speed", SPEED, "--no-drop"])
+        .args(["--port", &port.to_string(), "-o", &s(out), "--quiet"])
+        .args(["--journal", &s(journal)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let rx = watch_stdout(&mut child);
+    (child, rx, port)
+}
+
 /// The page's token, from the page this machine is served.
 fn page_token(port: u16) -> String {
     let mut page = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
@@ -753,32 +772,12 @@ fn shots_as_amended(record: &Value) -> Value {
 fn an_amendment_from_the_page_survives_a_kill_and_the_resume() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (out, journal) = (dir.path().join("rec.json"), dir.path().join("j.jsonl"));
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        probe.local_addr().expect("addr").port()
-    };
-    let mut child = fishtrack()
-        .args(["live", &demo(), "--realtime-speed", SPEED, "--no-drop"])
-        .args(["--port", &port.to_string(), "-o", &s(&out), "--quiet"])
-        .args(["--journal", &s(&journal)])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let rx = watch_stdout(&mut child);
+    let (mut child, rx, port) = live_with_page(&out, &journal);
     let mut seen = Vec::new();
     wait_for(&rx, "\"shot_over\"", &mut seen);
     let token = page_token(port);
     let body = r#"{"shot":0,"what":"lost","item":"coin:1","why":"fell behind the hand"}"#;
-    let mut post = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    write!(
-        post,
-        "POST /amend HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nX-Fishtrack-Token: {token}\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("post");
-    let mut answer = String::new();
-    post.read_to_string(&mut answer).expect("answer");
+    let answer = post_to_page(port, &token, body);
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("coin:1 lost"), "{answer}");
     wait_for(&rx, "\"amended\"", &mut seen);
@@ -831,19 +830,7 @@ fn post_to_page(port: u16, token: &str, body: &str) -> String {
 fn an_undo_from_the_page_survives_a_kill_and_the_resume() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (out, journal) = (dir.path().join("rec.json"), dir.path().join("j.jsonl"));
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        probe.local_addr().expect("addr").port()
-    };
-    let mut child = fishtrack()
-        .args(["live", &demo(), "--realtime-speed", SPEED, "--no-drop"])
-        .args(["--port", &port.to_string(), "-o", &s(&out), "--quiet"])
-        .args(["--journal", &s(&journal)])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let rx = watch_stdout(&mut child);
+    let (mut child, rx, port) = live_with_page(&out, &journal);
     let mut seen = Vec::new();
     wait_for(&rx, "\"shot_over\"", &mut seen);
     let token = page_token(port);
