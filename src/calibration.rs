@@ -348,15 +348,6 @@ pub struct TableCalibration {
 }
 
 impl TableCalibration {
-    /// The side (mm) of the patch of table top one undistorted camera pixel covers
-    /// at `p`: the square root of its area, larger far from the camera (1.0–2.1 mm
-    /// over the foreign clips' 1000 mm tables at 1280x720, 1.8–3.1 mm at 640x480).
-    /// What the picture cannot resolve finer than that, no view made from it can.
-    pub fn camera_pixel_mm_at(&self, p: Point2<f64>) -> f64 {
-        let px = self.table_from_undistorted.inverse().apply(p);
-        self.table_from_undistorted.area_scale_at(px).sqrt()
-    }
-
     pub fn from_file(file: TableFile, origin: &str) -> Result<TableCalibration, CalibrationError> {
         file.validate()
             .map_err(|message| CalibrationError::Invalid {

@@ -245,7 +245,10 @@ impl Detector {
 
     /// How far the table's edge shows into the picture at `p` (anti-aliasing, blur, a
     /// lit bevel, the side face's rim): a pixel and a half, the camera's or the view's,
-    /// whichever is coarser there; 1.5 mm at least, a coin's radius at most.
+    /// whichever is coarser there; 1.5 mm at least, a coin's radius at most. A camera
+    /// pixel covers a patch of table top whose side is the square root of its area,
+    /// larger far from the camera: 1.0–2.1 mm over the foreign clips' 1000 mm tables at
+    /// 1280x720, 1.8–3.1 mm at 640x480, while the view is read at 1 mm.
     fn edge_band_mm(&self, g: &TopGrid, p: Point) -> f64 {
         let camera = self
             .image_from_table
