@@ -632,6 +632,29 @@ fn rescore_in_place(
     Ok(())
 }
 
+/// Amendment `a` of shot `shot` in words, as `fishtrack amend` tells it: `shot 0:
+/// coin:1 lost: on the table at (10, 20) → lost`, or, `undone`, `shot 0: coin:1 lost
+/// (back to: on the table at (10, 20); was: lost)`.
+pub fn summary(shot: usize, a: &Amendment, players: &[String], undone: bool) -> String {
+    let (what, before, after) = describe(a, players);
+    if undone {
+        format!("shot {shot}: {what} (back to: {before}; was: {after})")
+    } else {
+        format!("shot {shot}: {what}: {before} → {after}")
+    }
+}
+
+/// The line telling amendment `a` of shot `shot` made (`amendment K: …`) or, `undone`,
+/// undone (`undid amendment K: …`).
+pub fn told(shot: usize, a: &Amendment, players: &[String], undone: bool) -> String {
+    let made = if undone {
+        "undid amendment"
+    } else {
+        "amendment"
+    };
+    format!("{made} {}: {}", a.number, summary(shot, a, players, undone))
+}
+
 /// What an amendment changed, in words: (what, the value before, the value after).
 pub fn describe(a: &Amendment, players: &[String]) -> (String, String, String) {
     let name = |p: PlayerIdx| {

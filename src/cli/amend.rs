@@ -232,18 +232,8 @@ fn report(old: &Record, done: &Outcome, undone: bool) -> String {
     let players = &old.players;
     let mut out = String::new();
     for (shot, a) in &done.amendments {
-        let (what, before, after) = amend::describe(a, players);
-        if undone {
-            out.push_str(&format!(
-                "undid amendment {}: shot {shot}: {what} (back to: {before}; was: {after})\n",
-                a.number
-            ));
-        } else {
-            out.push_str(&format!(
-                "amendment {}: shot {shot}: {what}: {before} → {after}\n",
-                a.number
-            ));
-        }
+        out.push_str(&amend::told(*shot, a, players, undone));
+        out.push('\n');
     }
     let signed = |v: &[i32]| {
         v.iter()

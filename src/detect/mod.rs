@@ -381,6 +381,15 @@ mod tests {
         out
     }
 
+    /// The coins seen farther than `tolerance` mm from the one coin there is.
+    fn coins_off(s: &Sightings, coin: Point, tolerance: f64) -> Vec<Point> {
+        s.coins
+            .iter()
+            .map(|c| c.pt_in_table)
+            .filter(|p| (p - coin).norm() > tolerance)
+            .collect()
+    }
+
     /// Draws a top view: a textured table, fish in colours, coins.
     fn draw(
         grid: &TopGrid,
@@ -1235,12 +1244,7 @@ mod tests {
             rgb: &rgb,
             bgr: false,
         });
-        let phantoms: Vec<_> = s
-            .coins
-            .iter()
-            .filter(|c| (c.pt_in_table - coin).norm() > 1.5)
-            .map(|c| c.pt_in_table)
-            .collect();
+        let phantoms = coins_off(&s, coin, 1.5);
         assert!(phantoms.is_empty(), "coins where none lies: {phantoms:?}");
         assert_eq!(s.coins.len(), 1, "the overhanging coin: {s:?}");
     }
@@ -1340,12 +1344,7 @@ mod tests {
             rgb: &rgb,
             bgr: false,
         });
-        let phantoms: Vec<_> = s
-            .coins
-            .iter()
-            .filter(|c| (c.pt_in_table - coin).norm() > 2.0)
-            .map(|c| c.pt_in_table)
-            .collect();
+        let phantoms = coins_off(&s, coin, 2.0);
         assert!(phantoms.is_empty(), "coins where none lies: {phantoms:?}");
         assert_eq!(s.coins.len(), 1, "the coin near the edge: {s:?}");
         // A coin-sized circle 4 mm in from both edges of a corner (where the edges'

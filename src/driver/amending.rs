@@ -164,19 +164,11 @@ fn carry_on(
         judgements[own..].to_vec(),
         state.clone(),
     );
-    let (what, before, after) = amend::describe(&a, players);
     // The same words as `fishtrack amend` and `fishtrack amend --undo` print.
-    let (summary, line) = if undone {
-        let summary = format!("shot {shot}: {what} (back to: {before}; was: {after})");
-        let line = format!("undid amendment {}: {summary}", a.number);
-        (summary, line)
-    } else {
-        let summary = format!("shot {shot}: {what}: {before} → {after}");
-        let line = format!("amendment {}: {summary}", a.number);
-        (summary, line)
-    };
+    let summary = amend::summary(shot, &a, players, undone);
     let line = format!(
-        "{line}; scores {}",
+        "{}; scores {}",
+        amend::told(shot, &a, players, undone),
         amend::totals_text(players, &out.scores_after)
     );
     let rest = rescored

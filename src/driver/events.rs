@@ -549,43 +549,36 @@ mod tests {
                 over: false,
             },
         ];
-        // The same amendment undone.
+        // The same amendment undone: the match as before it.
         let mut events = events;
-        if let Some(Event::Amended {
-            number,
-            shot,
-            change,
-            why,
+        let mut undo = events.last().cloned().expect("the amendment above");
+        if let Event::Amended {
+            undone,
+            when,
+            summary,
+            scores_before,
+            scores,
+            shots_changed,
+            rest,
+            off_table,
+            exits,
             ..
-        }) = events.last().cloned()
+        } = &mut undo
         {
-            events.push(Event::Amended {
-                number,
-                undone: true,
-                shot,
-                change,
-                why,
-                when: "2026-12-03T10:47:00Z".into(),
-                summary: "shot 0: coin:1 lost (back to: on the table at (10, 20); was: lost)"
-                    .into(),
-                scores_before: vec![1, 0],
-                scores: vec![0, 0],
-                shots_changed: vec![ScoreChange {
-                    shot: 0,
-                    before: vec![1, 0],
-                    after: vec![0, 0],
-                }],
-                number_next: 2,
-                next_mover: 1,
-                moves_made: vec![1, 0],
-                rest: BTreeMap::new(),
-                off_table: vec![],
-                exits: BTreeMap::new(),
-                duties: vec![],
-                violations: vec![0, 0],
-                over: false,
-            });
+            *undone = true;
+            *when = "2026-12-03T10:47:00Z".into();
+            *summary = "shot 0: coin:1 lost (back to: on the table at (10, 20); was: lost)".into();
+            (*scores_before, *scores) = (vec![1, 0], vec![0, 0]);
+            *shots_changed = vec![ScoreChange {
+                shot: 0,
+                before: vec![1, 0],
+                after: vec![0, 0],
+            }];
+            rest.clear();
+            off_table.clear();
+            exits.clear();
         }
+        events.push(undo);
         events
             .into_iter()
             .enumerate()
