@@ -768,17 +768,29 @@ fn shots_as_amended(record: &Value) -> Value {
     shots
 }
 
+/// Once `live` (on `port`, its stdout lines `rx`) has told its first shot over, the
+/// referee amends it from the page (coin:1 lost): the page's token and the answer,
+/// which must be 200.
+fn amend_after_the_first_shot(
+    rx: &std::sync::mpsc::Receiver<String>,
+    port: u16,
+    seen: &mut Vec<String>,
+) -> (String, String) {
+    wait_for(rx, "\"shot_over\"", seen);
+    let token = page_token(port);
+    let body = r#"{"shot":0,"what":"lost","item":"coin:1","why":"fell behind the hand"}"#;
+    let answer = post_to_page(port, &token, body);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    (token, answer)
+}
+
 #[test]
 fn an_amendment_from_the_page_survives_a_kill_and_the_resume() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (out, journal) = (dir.path().join("rec.json"), dir.path().join("j.jsonl"));
     let (mut child, rx, port) = live_with_page(&out, &journal);
     let mut seen = Vec::new();
-    wait_for(&rx, "\"shot_over\"", &mut seen);
-    let token = page_token(port);
-    let body = r#"{"shot":0,"what":"lost","item":"coin:1","why":"fell behind the hand"}"#;
-    let answer = post_to_page(port, &token, body);
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (_, answer) = amend_after_the_first_shot(&rx, port, &mut seen);
     assert!(answer.contains("coin:1 lost"), "{answer}");
     wait_for(&rx, "\"amended\"", &mut seen);
     // A crash right after it.
@@ -832,11 +844,7 @@ fn an_undo_from_the_page_survives_a_kill_and_the_resume() {
     let (out, journal) = (dir.path().join("rec.json"), dir.path().join("j.jsonl"));
     let (mut child, rx, port) = live_with_page(&out, &journal);
     let mut seen = Vec::new();
-    wait_for(&rx, "\"shot_over\"", &mut seen);
-    let token = page_token(port);
-    let body = r#"{"shot":0,"what":"lost","item":"coin:1","why":"fell behind the hand"}"#;
-    let answer = post_to_page(port, &token, body);
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (token, _) = amend_after_the_first_shot(&rx, port, &mut seen);
     let answer = post_to_page(port, &token, r#"{"undo":1}"#);
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("undid amendment 1: shot 0"), "{answer}");
