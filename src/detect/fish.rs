@@ -32,6 +32,10 @@ const AT_REST_MM: f64 = 2.0;
 
 /// How many of the wide search's best grid places are refined.
 const WIDE_REFINED: usize = 6;
+/// A pixel in a tag's hole this much darker than the tag's material (two of
+/// [`super::look::Look::distance`]'s brightness units) is what shows through the
+/// hole, whatever its chroma.
+const THROUGH_HOLE_DARKER: f32 = 0.74;
 
 /// Moments of the tag material in the fish frame.
 #[derive(Debug, Clone)]
@@ -604,8 +608,10 @@ impl Detector {
         if pts.is_empty() {
             return None;
         }
-        let mean_over = |t: Vector, samples: &[Vector]| -> Option<f64> {
-            let (mut sum, mut seen) = (0.0f32, 0usize);
+        // The mean coverage over the samples about `t` (a sample darker than `darkest`
+        // uncovered: see `THROUGH_HOLE_DARKER`), and the grey of what covers them.
+        let mean_over = |t: Vector, samples: &[Vector], darkest: f32| -> Option<(f64, f32)> {
+            let (mut sum, mut seen, mut lit) = (0.0f32, 0usize, 0.0f32);
             for p in samples {
                 let (u, v) = g.px_from_table(Point::from(t + p));
                 if !(u >= 0.0 && v >= 0.0 && u < w as f64 - 0.5 && v < h as f64 - 0.5) {
@@ -615,10 +621,13 @@ impl Detector {
                 if self.blocked[i] & unknown != 0 {
                     continue;
                 }
-                sum += coverage[i];
+                if self.grey[i] >= darkest {
+                    sum += coverage[i];
+                    lit += coverage[i] * self.grey[i];
+                }
                 seen += 1;
             }
-            (2 * seen >= samples.len()).then(|| sum as f64 / seen as f64)
+            (2 * seen >= samples.len()).then(|| (sum as f64 / seen as f64, lit / sum.max(1e-6)))
         };
         let step = g.mm_per_px.max(1.0);
         let mut best: Option<(f64, Point)> = None;
@@ -627,10 +636,11 @@ impl Detector {
             let mut x = lo.x;
             while x <= hi.x {
                 let t = Vector::new(x, y);
-                if let (Some(rim), Some(inside)) = (
-                    mean_over(t, &self.template.rim),
-                    mean_over(t, &self.template.coarse_hole),
-                ) {
+                let rim = mean_over(t, &self.template.rim, 0.0);
+                let inside = rim.and_then(|(_, lit)| {
+                    mean_over(t, &self.template.coarse_hole, lit * THROUGH_HOLE_DARKER)
+                });
+                if let (Some((rim, _)), Some((inside, _))) = (rim, inside) {
                     let score = rim - inside;
                     if best.is_none_or(|b| score > b.0) {
                         best = Some((score, Point::from(t)));
@@ -689,8 +699,11 @@ impl Detector {
         // and read (bilinear, 0 outside) only within that: `bilinear` reads nothing
         // beyond `[0, w - 1) x [0, h - 1)`. A blocked sample is never read.
         let (near_u, near_v) = (w as f64 - 0.5, h as f64 - 0.5);
-        let mean_over = |samples: &[Vector], unknown: u8| {
-            let (mut sum, mut n) = (0.0f32, 0usize);
+        let grey = self.grey.as_slice();
+        // Coverage summed over the samples (and the grey of what covers them, weighed
+        // by it); a sample darker than `darkest` counts as uncovered.
+        let mean_over = |samples: &[Vector], unknown: u8, darkest: f32| {
+            let (mut sum, mut n, mut lit) = (0.0f32, 0usize, 0.0f32);
             for p in samples {
                 let u = a11 * p.x + a12 * p.y + bu;
                 let v = a21 * p.x + a22 * p.y + bv;
@@ -701,24 +714,32 @@ impl Detector {
                     if blocked[i] & unknown != 0 {
                         continue;
                     }
-                    sum += bilinear(coverage, w, h, u, v);
+                    if grey[i] >= darkest {
+                        let c = bilinear(coverage, w, h, u, v);
+                        sum += c;
+                        lit += c * grey[i];
+                    }
                 }
                 n += 1;
             }
-            (sum as f64, n)
+            (sum as f64, n, lit / sum.max(1e-6))
         };
         let (material, hole) = if coarse {
             (&self.template.coarse_material, &self.template.coarse_hole)
         } else {
             (&self.template.material, &self.template.hole)
         };
-        let (ms, mn) = mean_over(material, others);
+        let (ms, mn, material_grey) = mean_over(material, others, 0.0);
         // Almost all hidden: the material says nothing.
         let material_hidden = (mn as f64) < 0.2 * material.len() as f64;
         if material_hidden && !all_terms {
             return Agreement::NOTHING;
         }
-        let (hs, hn) = mean_over(hole, others);
+        // What shows through a hole is the table or a coin, in the tag's shade: of the
+        // tag's colour only by chroma (copper and brass lie near yellow and orange
+        // tags' chroma lines), never by brightness. A hole pixel clearly darker than
+        // the material that covers the tag is no part of the tag.
+        let (hs, hn, _) = mean_over(hole, others, material_grey * THROUGH_HOLE_DARKER);
         // A hole that cannot be seen is as likely covered as clear: counting it clear
         // would favour any pose that tucks its hole under another tag. While things
         // move (`coarse` fits) blur smears holes anyway and hides nothing of this.
