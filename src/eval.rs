@@ -84,6 +84,12 @@ pub struct Evaluation {
     /// violations, and the lost items it missed): how many were wrong, how many of
     /// those were flagged for review, how many right ones were flagged too.
     pub review: ReviewCount,
+    /// The wrong calls that were not flagged, one line each (`shot N: call item
+    /// (other) conf C: why`; a shot of the record the truth does not have, a missed
+    /// lost item or coin in a hole say so): what a referee reading the review list
+    /// would not have been sent to look at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missed: Vec<String>,
 }
 
 /// Calls against the truth and the review flags (issue #17's targets: every wrong
@@ -272,7 +278,13 @@ pub fn evaluate(
         used[i] = true;
         e.matched_shots += 1;
         compare_shot(&record.shots[i], t, poses, &mut e, &mut s);
-        review_calls(&record.shots[i], t, record.review_below(), &mut e.review);
+        review_calls(
+            &record.shots[i],
+            t,
+            record.review_below(),
+            &mut e.review,
+            &mut e.missed,
+        );
     }
     let below = record.review_below();
     for (i, r) in record.shots.iter().enumerate() {
@@ -280,8 +292,14 @@ pub fn evaluate(
             e.lost_false_positive += r.lost.len();
             // A shot the truth does not have: every call of it is wrong.
             for c in r.calls() {
-                e.review
-                    .add(true, c.evidence.confidence < below && !r.amended(&c));
+                let flagged = c.evidence.confidence < below && !r.amended(&c);
+                e.review.add(true, flagged);
+                if !flagged {
+                    e.missed.push(format!(
+                        "{} (a shot the truth does not have)",
+                        missed_line(&c)
+                    ));
+                }
             }
         }
     }
@@ -339,6 +357,7 @@ pub fn pool<'a>(
         e.review.wrong += p.review.wrong;
         e.review.wrong_flagged += p.review.wrong_flagged;
         e.review.correct_flagged += p.review.correct_flagged;
+        e.missed.extend(p.missed.iter().cloned());
         e.score_agreement += p.score_agreement;
         e.totals_agree &= p.totals_agree;
         all.extend(s);
@@ -614,7 +633,7 @@ fn compare_shot(
 
 /// Checks each call of record shot `r` that carries evidence against truth shot `t`
 /// (whose put-backs and violations the rules filled from the true observations).
-fn review_calls(r: &Shot, t: &Shot, below: f64, out: &mut ReviewCount) {
+fn review_calls(r: &Shot, t: &Shot, below: f64, out: &mut ReviewCount, missed: &mut Vec<String>) {
     use crate::record::{Call, EXIT_TOLERANCE_MM};
     let calls = r.calls();
     if calls.is_empty() {
@@ -652,6 +671,9 @@ fn review_calls(r: &Shot, t: &Shot, below: f64, out: &mut ReviewCount) {
             Call::Violation => !t.violations.iter().any(|v| Some(v.code.as_str()) == c.code),
         };
         out.add(wrong, flagged(c));
+        if wrong && !flagged(c) {
+            missed.push(missed_line(c));
+        }
     }
     // A lost item the record missed: wrong, flagged if any call about it was.
     for l in &t.lost {
@@ -662,6 +684,12 @@ fn review_calls(r: &Shot, t: &Shot, below: f64, out: &mut ReviewCount) {
             .iter()
             .any(|c| (c.item == Some(l.item) || c.other == Some(l.item)) && flagged(c));
         out.add(true, any);
+        if !any {
+            missed.push(format!(
+                "shot {}: {} lost, not called lost (truth)",
+                r.index, l.item
+            ));
+        }
     }
     // A coin in a hole the record missed (no call about it): wrong, and unflagged.
     for (coin, fish) in &t.coins_in_holes {
@@ -675,7 +703,28 @@ fn review_calls(r: &Shot, t: &Shot, below: f64, out: &mut ReviewCount) {
             continue;
         }
         out.add(true, false);
+        missed.push(format!(
+            "shot {}: {coin} in {fish}'s hole, not called (truth)",
+            r.index
+        ));
     }
+}
+
+/// One line naming a call for [`Evaluation::missed`].
+fn missed_line(c: &crate::record::Flagged<'_>) -> String {
+    let call = serde_json::to_value(c.call)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    format!(
+        "shot {}: {call}{}{}{} conf {:.2}: {}",
+        c.shot,
+        c.code.map(|k| format!(" {k}")).unwrap_or_default(),
+        c.item.map(|i| format!(" {i}")).unwrap_or_default(),
+        c.other.map(|i| format!(" ({i})")).unwrap_or_default(),
+        c.evidence.confidence,
+        c.evidence.why
+    )
 }
 
 /// |a − b| as angles, in [0, π].
@@ -887,6 +936,38 @@ mod tests {
         assert_eq!(e.score_agreement, 0);
         assert!((e.rest_position_mm.median - 5.0).abs() < 1e-9);
         assert_eq!(e.flick_frame.max, 1.0);
+    }
+
+    #[test]
+    fn wrong_calls_not_flagged_are_listed_and_pooled() {
+        use crate::record::{Call, Decision, Evidence};
+        let poses = Still(BTreeMap::new());
+        let truth = record(vec![shot(30, Some((ItemId::coin(1), 300.0)), vec![1, 0])]);
+        // The record puts the exit 100 mm off: wrong. Sure of it, it is missed.
+        let exit_call = |confidence: f64| {
+            let mut s = shot(30, Some((ItemId::coin(1), 400.0)), vec![1, 0]);
+            s.decisions.push(Decision {
+                call: Call::Exit,
+                item: ItemId::coin(1),
+                other: None,
+                evidence: Evidence::new(confidence, "coin:1 crossed the edge"),
+            });
+            record(vec![s])
+        };
+        let (sure, _) = evaluate(&exit_call(0.95), &truth, &poses);
+        assert_eq!((sure.review.wrong, sure.review.wrong_flagged), (1, 0));
+        assert_eq!(
+            sure.missed,
+            vec!["shot 0: exit coin:1 conf 0.95: coin:1 crossed the edge".to_string()]
+        );
+        let (unsure, _) = evaluate(&exit_call(0.3), &truth, &poses);
+        assert_eq!((unsure.review.wrong, unsure.review.wrong_flagged), (1, 1));
+        assert!(unsure.missed.is_empty());
+        let (pooled, _) = pool([
+            (&sure, &EvalSamples::default()),
+            (&unsure, &EvalSamples::default()),
+        ]);
+        assert_eq!(pooled.missed.len(), 1);
     }
 
     #[test]
