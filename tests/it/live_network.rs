@@ -178,7 +178,8 @@ fn a_udp_stream_killed_and_restarted_mid_match_scores_as_the_file() {
     let url = format!("udp://127.0.0.1:{port}?fifo_size=100000&overrun_nonfatal=1");
     let mut live = Command::new(env!("CARGO_BIN_EXE_fishtrack"))
         .args(["live", &url, "-o", &s(&out), "--journal", &s(&journal)])
-        .args(["--port", "0", "--quiet"])
+        // Not the default 5 minutes of reopening if the stream never came back.
+        .args(["--port", "0", "--quiet", "--reconnect-for", "30"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
