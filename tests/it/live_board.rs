@@ -486,7 +486,7 @@ fn the_move_timer_runs_from_move_ready_and_stops_at_the_flick() {
     page.shown_after_publish(&board, &line(1300, late(false)), "R11 5 (over 30 s)");
     board.publish(&line(1400, late(true)));
     board.publish(&line(1410, shot_over(4, vec![0, 0])));
-    page.wait_for_text("shot 5", Duration::from_secs(5));
+    page.wait_for_text("shot 4 (", Duration::from_secs(5));
     let text = page.text();
     assert_eq!(text.matches("R11 5").count(), 1, "{text}");
 }
@@ -770,7 +770,14 @@ fn a_resumed_match_lists_its_earlier_amendments_and_a_state_start_says_why_none(
     ));
     board.publish(&line(40, shot_over(2, vec![1, -3])));
     let mut page = Browser::open(&chromium, &format!("http://{}/", board.addr()));
-    page.wait_for_text("behind the hand", Duration::from_secs(30));
+    page.wait_for_text("shot 2 (", Duration::from_secs(30));
+    assert_eq!(
+        page.eval("document.getElementById('fix').hidden"),
+        json!(false)
+    );
+    // The list is in the form: open it.
+    page.eval("document.getElementById('fix').click()");
+    page.wait_for_text("behind the hand", Duration::from_secs(5));
     let row = page.eval("document.querySelector('#a-made [data-amendment=\"2\"]').innerText");
     assert!(
         row.as_str()
