@@ -260,7 +260,7 @@ fn a_udp_stream_killed_and_restarted_mid_match_scores_as_the_file() {
     } else {
         eprintln!(
             "live_network: ffmpeg was killed after {sent} frames, not {KILL_AT}: frames {restart}..{sent} came twice and later frame numbers are {} more than the file's; shots compared without their frames",
-            sent - restart
+            sent.abs_diff(restart)
         );
         assert_eq!(
             without_frames(&streamed["shots"]),
