@@ -60,6 +60,10 @@ pub(crate) struct Made {
     pub line: String,
 }
 
+/// Why a match started from a state.json takes no amendment (the answer to one, and
+/// `match_ready`'s `amend_refused`, which the page shows in place of its form).
+pub(crate) const FROM_STATE: &str = "this match started from a state.json without its earlier shots: amend its record after the match (fishtrack amend)";
+
 /// Makes `ask` (an amendment or an undo) on the shots `earlier` (judged before this
 /// clip) and `analysis`'s, and on success carries `analysis` on from the new state.
 /// One the rules or the record refuse is `Ok(Err(line))` and changes nothing.
@@ -89,7 +93,7 @@ pub(crate) fn make(
     // without the shots before it, cannot be judged again. (An undo of a number the
     // match does not have is left to the library, whose refusal is `fishtrack amend
     // --undo`'s.)
-    let from_state = "this match started from a state.json without its earlier shots: amend its record after the match (fishtrack amend)";
+    let from_state = FROM_STATE;
     let refused = match &ask.correction {
         Correction::Amend(_) if !from_first => Some(from_state),
         Correction::Amend(_) if no_shots => Some("no shot has been judged yet: nothing to amend"),

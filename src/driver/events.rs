@@ -178,6 +178,17 @@ impl From<&PutBack> for Duty {
     }
 }
 
+/// An amendment made before the clip began, as `match_ready` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MadeBefore {
+    /// Its number in the record (`{"undo": K}` names it).
+    pub number: u32,
+    pub shot: usize,
+    /// In `fishtrack amend`'s words (`amend::summary`).
+    pub summary: String,
+    pub why: String,
+}
+
 /// What happened. Serialised with its kind in `"event"` (snake case), its fields
 /// beside the [`EventLine`]'s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -199,6 +210,14 @@ pub enum Event {
         /// Each player's colour, `#rrggbb`, in move order (version 3).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         colors: Vec<String>,
+        /// The amendments in force on the shots judged before this clip (a record
+        /// continued, a camera resumed), so that a page joining then lists them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        amendments: Vec<MadeBefore>,
+        /// Why amendments will be refused in this run, when they will be (a match
+        /// started from a state.json, without the shots before it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        amend_refused: Option<String>,
     },
     /// The next move may be made once the duties are done: its number (1 = the
     /// match's first move; moves out of turn do not count), who makes it, and what
@@ -449,6 +468,13 @@ mod tests {
                     &Items::default_set(),
                 )),
                 colors: vec!["#d62728".into(), "#1f77b4".into()],
+                amendments: vec![MadeBefore {
+                    number: 1,
+                    shot: 0,
+                    summary: "shot 0: coin:1 lost: on the table at (537, 680) → lost".into(),
+                    why: "fell behind the hand".into(),
+                }],
+                amend_refused: Some("started from a state.json".into()),
             },
             Event::Flick {
                 shot: 0,

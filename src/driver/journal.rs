@@ -668,6 +668,8 @@ mod tests {
                 poses: BTreeMap::new(),
                 table: None,
                 colors: vec![],
+                amendments: vec![],
+                amend_refused: None,
             },
         )];
         events.extend((0..8).map(event));

@@ -31,7 +31,9 @@ pub mod start;
 mod video;
 
 pub use amending::{AmendAsk, Correction};
-pub use events::{CameraState, Duty, Event, EventLine, ScoreChange, TableShape, EVENT_VERSION};
+pub use events::{
+    CameraState, Duty, Event, EventLine, MadeBefore, ScoreChange, TableShape, EVENT_VERSION,
+};
 pub use journal::{Journal, JournalError, JournalRead, ResumePoint};
 pub use recorded::Recorded;
 pub use start::{Start, StartError};
@@ -390,6 +392,7 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
     let mut earlier = start.map(|s| s.earlier.clone()).unwrap_or_default();
     // A resumed source starts at a later frame: the match is ready there.
     let first = info.first;
+    let names: Vec<String> = game.players.iter().map(|p| p.name.clone()).collect();
     tell.emit(
         &mut *listener,
         first,
@@ -405,6 +408,8 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
                 &game.items,
             )),
             colors: game.players.iter().map(|p| p.color.clone()).collect(),
+            amendments: made_before(&earlier, &names),
+            amend_refused: refused_here(&earlier, state),
         },
     )?;
     let ready = move_ready(state);
@@ -815,6 +820,31 @@ impl Teller {
 }
 
 /// The next move's `move_ready`, from the rules' state.
+/// The amendments in force on `earlier` (the shots judged before this clip), for
+/// `match_ready`: a page joining a resumed or continued match lists them.
+fn made_before(earlier: &[crate::record::Shot], players: &[String]) -> Vec<events::MadeBefore> {
+    let mut made: Vec<events::MadeBefore> = earlier
+        .iter()
+        .flat_map(|shot| {
+            shot.amendments.iter().map(|a| events::MadeBefore {
+                number: a.number,
+                shot: shot.index,
+                summary: crate::amend::summary(shot.index, a, players, false),
+                why: a.why.clone(),
+            })
+        })
+        .collect();
+    made.sort_by_key(|m| m.number);
+    made
+}
+
+/// Why this run will refuse amendments, said at its start: the rules judge a match
+/// again from its first shot, and a start without the shots before it (a
+/// state.json) has not got them (`amending::make` refuses with the same line).
+fn refused_here(earlier: &[crate::record::Shot], state: &MatchState) -> Option<String> {
+    (state.shots_judged != earlier.len()).then(|| amending::FROM_STATE.to_string())
+}
+
 fn move_ready(state: &MatchState) -> Event {
     Event::MoveReady {
         number: state.total_moves() + 1,

@@ -270,6 +270,8 @@ fn match_ready(players: &[&str]) -> EventLine {
             poses: BTreeMap::new(),
             table: None,
             colors: vec![],
+            amendments: vec![],
+            amend_refused: None,
         },
     )
 }
@@ -322,7 +324,7 @@ fn an_event_published_shows_on_the_page_within_half_a_second() {
         let (event, needle) = match k % 3 {
             0 => (
                 shot_over(k, vec![k as i32 + 7, -(k as i32)]),
-                format!("shot {}", k + 1),
+                format!("shot {k} ("),
             ),
             1 => (
                 Event::MoveReady {
@@ -484,7 +486,7 @@ fn the_move_timer_runs_from_move_ready_and_stops_at_the_flick() {
     page.shown_after_publish(&board, &line(1300, late(false)), "R11 5 (over 30 s)");
     board.publish(&line(1400, late(true)));
     board.publish(&line(1410, shot_over(4, vec![0, 0])));
-    page.wait_for_text("shot 5", Duration::from_secs(5));
+    page.wait_for_text("shot 4 (", Duration::from_secs(5));
     let text = page.text();
     assert_eq!(text.matches("R11 5").count(), 1, "{text}");
 }
@@ -507,6 +509,8 @@ fn a_shot_with_duties() -> Vec<EventLine> {
             &Items::default_set(),
         )),
         colors: vec!["#d62728".into(), "#1f77b4".into()],
+        amendments: vec![],
+        amend_refused: None,
     };
     let (fish0, coin0, fish1, coin1) = (
         ItemId::fish(0),
@@ -592,7 +596,11 @@ fn the_table_diagram_shows_what_must_be_put_back_and_the_last_shot() {
     let text = page.text();
     assert!(text.contains("Boris's fish R6b"), "{text}");
     assert!(text.contains("Boris's coin R8b may go back"), "{text}");
-    assert!(text.contains("After shot 1 (Anna)"), "{text}");
+    // Shots are numbered from 0 everywhere on the page, as the amendments' summaries
+    // and `fishtrack amend --shot N` number them.
+    assert!(text.contains("After shot 0 (Anna)"), "{text}");
+    assert!(text.contains("shot 0 (Anna)"), "{text}");
+    assert!(!text.contains("shot 1"), "{text}");
     // On the table: the two duties dashed (the fish's outline, the coin's circle),
     // labelled with the rule and the verdict; the two exits crossed; three paths;
     // the two items at rest.
@@ -651,6 +659,8 @@ fn the_table_diagram_shows_what_must_be_put_back_and_the_last_shot() {
     };
     assert_eq!(request.shot, 0);
     assert_eq!(request.why, "it hung on the edge");
+    let option = page.eval("document.getElementById('a-shot').options[0].textContent");
+    assert_eq!(option.as_str(), Some("shot 0 (Anna)"), "{option}");
     asked.answer(Err("shot 0: coin:1 was seen off the table".into()));
     page.wait_for_text("coin:1 was seen off the table", Duration::from_secs(5));
 
@@ -725,6 +735,76 @@ fn amended(number: u32, undone: bool, summary: &str) -> EventLine {
 }
 
 /// Standard base64 decoding (DevTools sends screenshots so).
+#[test]
+fn a_resumed_match_lists_its_earlier_amendments_and_a_state_start_says_why_none() {
+    let Some(chromium) = chromium("the amendments a match_ready carries") else {
+        return;
+    };
+    let ready = |amendments, amend_refused| {
+        line(
+            0,
+            Event::MatchReady {
+                players: vec!["Anna".into(), "Boris".into()],
+                moves_per_player: 3,
+                scores: vec![1, -3],
+                mover: 1,
+                poses: BTreeMap::new(),
+                table: None,
+                colors: vec![],
+                amendments,
+                amend_refused,
+            },
+        )
+    };
+    // A run resumed (or continued from a record) after amendment 2 was made: listed
+    // with its Undo, as one made in this run is.
+    let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
+    board.publish(&ready(
+        vec![fishtrack::driver::MadeBefore {
+            number: 2,
+            shot: 1,
+            summary: "shot 1: coin:0 lost: on the table at (10, 20) → lost".into(),
+            why: "behind the hand".into(),
+        }],
+        None,
+    ));
+    board.publish(&line(40, shot_over(2, vec![1, -3])));
+    let mut page = Browser::open(&chromium, &format!("http://{}/", board.addr()));
+    page.wait_for_text("shot 2 (", Duration::from_secs(30));
+    assert_eq!(
+        page.eval("document.getElementById('fix').hidden"),
+        json!(false)
+    );
+    // The list is in the form: open it.
+    page.eval("document.getElementById('fix').click()");
+    page.wait_for_text("behind the hand", Duration::from_secs(5));
+    let row = page.eval("document.querySelector('#a-made [data-amendment=\"2\"]').innerText");
+    assert!(
+        row.as_str()
+            .is_some_and(|r| r.contains("shot 1: coin:0 lost")),
+        "{row}"
+    );
+    assert_eq!(
+        page.eval("document.getElementById('fix').hidden"),
+        json!(false)
+    );
+    drop(page);
+    drop(board);
+    // Started from a state.json: no form, the reason where its button would be.
+    let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
+    board.publish(&ready(vec![], Some("started from a state.json".into())));
+    board.publish(&line(40, shot_over(2, vec![1, -3])));
+    let mut page = Browser::open(&chromium, &format!("http://{}/", board.addr()));
+    page.wait_for_text(
+        "No corrections here: started from a state.json",
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        page.eval("document.getElementById('fix').hidden"),
+        json!(true)
+    );
+}
+
 fn base64(text: &str) -> Vec<u8> {
     let value = |c: u8| match c {
         b'A'..=b'Z' => Some(c - b'A'),

@@ -54,6 +54,8 @@ mod layout;
 mod live;
 mod live_board;
 #[cfg(feature = "opencv")]
+mod live_network;
+#[cfg(feature = "opencv")]
 mod progress_eta;
 mod recalibrate_live;
 #[cfg(feature = "opencv")]
