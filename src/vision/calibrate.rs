@@ -1056,6 +1056,9 @@ pub struct TableDetection {
     /// a darker rim along the top's edge looks like a face, and only a rigid camera
     /// can tell which of the two is the top's edge ([`TableDetection::variants`]).
     outer: [Option<(Line2, Vec<Point2<f64>>)>; 4],
+    /// Sides the camera stands beyond (outside the vertical plane through them),
+    /// whose side face shows however thin.
+    showing: [bool; 4],
 }
 
 /// One reading of the table's sides: corners, each side's points, and which sides
@@ -1825,7 +1828,7 @@ fn outer_outline(
         order_table_corners(&outer, camera, rect[2].x, rect[2].y).ok_or_else(degenerate)?;
     let obs = PoseObservations {
         corners: ordered.iter().copied().enumerate().collect(),
-        side_points: vec![],
+        ..Default::default()
     };
     // The W/H the corners show with these intrinsics (as the judgement reads it).
     let (w, h) = (rect[2].x, rect[2].y);
@@ -1930,6 +1933,7 @@ pub fn detect_table(
         face_in_view,
         lines,
         outer,
+        showing: [showing[0], showing[1], showing[2], showing[3]],
     })
 }
 
@@ -1998,6 +2002,66 @@ fn rigid_offsets(
     corner_offsets_mm(camera, &fit.pose, rect, corners)
 }
 
+/// How far inside the top's edge its reading inside a side face may fall (mm): a
+/// rounded or bevelled edge, or a rim worn darker, shades the top toward its edge,
+/// and where the face is lit like that shade no step marks the edge; the reading
+/// then lands on the shading's ramp. Our renderer's rim is 6 mm wide; the readings
+/// fell up to 3.4 mm inside on the random looks (docs/calibration.md).
+const RIM_ALLOWANCE_MM: f64 = 6.0;
+
+/// The pose's observations where one side's face is in view: the edge points of
+/// the three sides clear of a face, alone. With the intrinsics, two of them give the
+/// camera's turn, the third its distance, and the table's size places the fourth
+/// side to a tenth of a pixel on our renders. That side's own readings are left out:
+/// the top's edge read inside the face is pulled in by a darker rim or bevel (1.5–3.4
+/// px on the random looks, where the face is lit like the rim's shade and no step
+/// marks the top's end), and the outer boundary is the face's lower edge, a shadow
+/// line or the legs (taken as a line parallel to the side at a depth fitted, it made
+/// thick faces worse: 1.8 px on look 19 for 0.1). `None` without a face in view, or
+/// with faces on two sides (two clear sides cannot place the camera): the readings
+/// are then chosen as before ([`TableDetection::variants`]).
+fn faced_observations(found: &TableDetection) -> Option<PoseObservations> {
+    let faces = found.showing.iter().filter(|&&s| s).count();
+    if faces != 1 {
+        return None;
+    }
+    let clear: [Vec<Point2<f64>>; 4] = std::array::from_fn(|k| {
+        if found.showing[k] {
+            vec![]
+        } else {
+            found.side_points_undistorted[k].clone()
+        }
+    });
+    Some(side_observations(&clear))
+}
+
+/// The seen corners with side `k`'s, read inside a side face, moved out to the
+/// rigid camera's side when they lie inside it by no more than
+/// [`RIM_ALLOWANCE_MM`] (and by that much when further in): what a rim or bevel
+/// may pull the reading, judged as agreement. `None` when the pose maps no pixels.
+fn within_rim(
+    camera: &CameraIntrinsics,
+    pose: &RigidPose,
+    rect: &[Point2<f64>],
+    seen: &[Point2<f64>; 4],
+    k: usize,
+) -> Option<[Point2<f64>; 4]> {
+    let to_table = pose.table_from_undistorted(camera)?;
+    let to_pixel = to_table.inverse();
+    let (a, b) = (rect[k], rect[(k + 1) % 4]);
+    let along = (b - a).normalize();
+    // Counter-clockwise seen from above: the outside is to the right of a -> b.
+    let outward = Vector2::new(along.y, -along.x);
+    let mut out = *seen;
+    for c in [k, (k + 1) % 4] {
+        let p = to_table.apply(seen[c]);
+        let inside = -(p - a).dot(&outward);
+        let moved = p + outward * inside.clamp(0.0, RIM_ALLOWANCE_MM);
+        out[c] = to_pixel.apply(moved);
+    }
+    Some(out)
+}
+
 /// Edge samples are a pixel apart, but smoothing and the lens's blur make
 /// neighbours share their errors over about this many samples: the fit's
 /// covariance is widened by it.
@@ -2038,7 +2102,8 @@ pub fn solve_table_with_doubts(
     }
     let rect = rectangle_corners_mm(width_mm, height_mm);
     let mut observations = PoseObservations::default();
-    let (ordered, face_in_view, automatic) = match corners_px {
+    let mut rim_sides = [false; 4];
+    let (mut ordered, face_in_view, automatic) = match corners_px {
         Some(given) => {
             let (w, h) = (camera.image_size[0] as f64, camera.image_size[1] as f64);
             if let Some((i, p)) = given
@@ -2057,25 +2122,35 @@ pub fn solve_table_with_doubts(
         }
         None => {
             let found = detect_table(frame, camera, width_mm, height_mm)?;
-            // Where a face may be in view, its side was read both at the top's edge
-            // and at the outer boundary; a darker rim along the top looks like a face.
-            // The reading a rigid camera fits best is the top's: the other puts one
-            // side a face's (or a rim's) width off, millimetres at the corners.
-            let mut best: Option<(f64, SideVariant)> = None;
-            for variant in found.variants() {
-                let obs = side_observations(&variant.1);
-                let worst = rigid_offsets(camera, &rect, &variant.0, &obs)
-                    .map(|o| o.iter().copied().fold(0.0, f64::max))
-                    .unwrap_or(f64::INFINITY);
-                if best.as_ref().is_none_or(|b| worst < b.0) {
-                    best = Some((worst, variant));
+            if let Some(faced) = faced_observations(&found) {
+                // A side face in view, three sides clear of one: their edges and
+                // the table's size pin the camera; the top's edge read inside the
+                // face only judges it (a rim or bevel darker toward the edge, or a
+                // face lit like it, leaves no step where the top ends).
+                observations = faced;
+                rim_sides = found.showing;
+                (found.corners_undistorted, found.face_in_view, true)
+            } else {
+                // Where a face may be in view, its side was read both at the top's edge
+                // and at the outer boundary; a darker rim along the top looks like a face.
+                // The reading a rigid camera fits best is the top's: the other puts one
+                // side a face's (or a rim's) width off, millimetres at the corners.
+                let mut best: Option<(f64, SideVariant)> = None;
+                for variant in found.variants() {
+                    let obs = side_observations(&variant.1);
+                    let worst = rigid_offsets(camera, &rect, &variant.0, &obs)
+                        .map(|o| o.iter().copied().fold(0.0, f64::max))
+                        .unwrap_or(f64::INFINITY);
+                    if best.as_ref().is_none_or(|b| worst < b.0) {
+                        best = Some((worst, variant));
+                    }
                 }
+                let (_, (corners, points, face)) = best.ok_or_else(|| {
+                    CalibrateError::TableNotFound("two adjacent sides are parallel".into())
+                })?;
+                observations = side_observations(&points);
+                (corners, face, true)
             }
-            let (_, (corners, points, face)) = best.ok_or_else(|| {
-                CalibrateError::TableNotFound("two adjacent sides are parallel".into())
-            })?;
-            observations = side_observations(&points);
-            (corners, face, true)
         }
     };
     let seen_from_table = Homography::from_correspondences(&rect, &ordered)
@@ -2094,12 +2169,6 @@ pub fn solve_table_with_doubts(
                 .into(),
         ));
     }
-    let measured_aspect = camera
-        .matrix()
-        .try_inverse()
-        .map(|k| k * seen_from_table.matrix())
-        .map(|m| width_mm / height_mm * m.column(0).norm() / m.column(1).norm())
-        .unwrap_or(f64::NAN);
     let no_rigid_fit = || {
         CalibrateError::BadCorners(
             "no camera with these intrinsics sees a table of this size there".into(),
@@ -2108,6 +2177,13 @@ pub fn solve_table_with_doubts(
     let start =
         RigidPose::from_homography(camera, &seen_from_table.inverse()).ok_or_else(no_rigid_fit)?;
     let fit = fit_rigid_pose(camera, &rect, &observations, start).ok_or_else(no_rigid_fit)?;
+    for k in (0..4).filter(|&k| rim_sides[k]) {
+        ordered = within_rim(camera, &fit.pose, &rect, &ordered, k).ok_or_else(no_rigid_fit)?;
+    }
+    let measured_aspect = Homography::from_correspondences(&rect, &ordered)
+        .and_then(|m| camera.matrix().try_inverse().map(|k| k * m.matrix()))
+        .map(|m| width_mm / height_mm * m.column(0).norm() / m.column(1).norm())
+        .unwrap_or(f64::NAN);
     // Corners found automatically are replaced by the rigid camera's, fitted to
     // every edge point; corners given by hand are kept as given (the user vouches for
     // them), and the rigid fit only judges them.

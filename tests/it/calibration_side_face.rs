@@ -101,7 +101,7 @@ fn check(render: &str, seed: u64) {
     let errors = corner_errors(&corners(&ours), &corners(&truth));
     let worst = errors.iter().copied().fold(0.0, f64::max);
     eprintln!("{render}: corner errors {errors:.2?} px\n{stdout}");
-    assert!(worst <= 1.2, "corners off by {errors:?} px\n{stdout}");
+    assert!(worst <= 1.0, "corners off by {errors:?} px\n{stdout}");
     assert_eq!(
         ours["side_face_in_view"],
         serde_json::json!([true, false, false, false]),
