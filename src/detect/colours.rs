@@ -11,14 +11,11 @@
 
 use super::fish::{axis_of, moments};
 use super::look::dist2;
+use super::occluder::ODD_CHROMA;
 use super::raster::{label_blobs, Blob};
 use super::{Detector, StrangerSighting, TopGrid};
 use crate::geometry::{Point, Vector};
 
-/// A pixel this many times [`super::DetectorConfig::chroma_off_line`] from the
-/// table's chroma is clearly not table: a tag's print (white or grey), a coin and the
-/// table's own grain stay within it.
-const CLEARLY_NOT_TABLE: f64 = 2.0;
 /// A region of a tag's colour covers this share of a tag's area or more (the hole,
 /// a coin in it, and a dark outline take the rest)...
 const MIN_TAG_SHARE: f64 = 0.4;
@@ -51,7 +48,10 @@ impl Detector {
         }
         self.colours_learned = true;
         let n = g.width * g.height;
-        let far = CLEARLY_NOT_TABLE * self.config.chroma_off_line;
+        // A region the occluder search would call odd in colour may be a tag: learning
+        // looks as far out as that search does, or a tag between the two (one of the
+        // table's hue, only more saturated) would be taken for a hand and never seen.
+        let far = ODD_CHROMA * self.config.chroma_off_line;
         self.coverage.clear();
         self.coverage.resize(n, 0.0);
         for i in 0..n {

@@ -15,6 +15,12 @@ use crate::geometry::{PlacedFish, Point};
 /// since the table was seen bare there (`Detector::detect_occluders`).
 const CHANGED_ONLY: f32 = 0.75;
 
+/// A pixel this many times [`super::DetectorConfig::chroma_off_line`] from the
+/// table's chroma is odd in colour: not table (its grain and shading stay within),
+/// so a player's colour or an occluder. Player colours are learned from regions this
+/// far out too ([`Detector::learn_player_colours`]).
+pub(super) const ODD_CHROMA: f64 = 1.5;
+
 /// A tag whose fit (0..1) reaches this is placed well enough to explain what is
 /// printed on it (`Detector::forget_tag_prints`): [`super::fish::GOOD_FIT`] halved.
 const WELL_FOUND: f64 = GOOD_FIT / 2.0;
@@ -68,7 +74,7 @@ impl Detector {
             let ratio = self.grey[i] / grey_median.max(1.0);
             let odd_brightness = !(0.35..=1.4).contains(&ratio);
             // Only an odd pixel needs the players' colours (most are plain table).
-            let odd = dt2 > 2.25 * off * off || odd_brightness;
+            let odd = dt2 > ODD_CHROMA * ODD_CHROMA * off * off || odd_brightness;
             let changed = !odd && memory.is_some_and(|m| self.table_memory.changed(view, m, i));
             self.coverage[i] = if (odd || changed)
                 && !self
