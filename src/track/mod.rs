@@ -68,5 +68,6 @@ pub use detections::{
 pub use exposure::{Exposure, Timing};
 pub use state::{ExitEvidence, RemovalReason, TrackId, TrackState};
 pub use tracker::{
-    edge_crossing, Hider, TrackError, TrackEvent, TrackFrame, TrackedItem, Tracker, TrackerConfig,
+    edge_crossing, Hider, IdentityOrigin, TrackError, TrackEvent, TrackFrame, TrackedItem, Tracker,
+    TrackerConfig,
 };
