@@ -476,3 +476,181 @@ pub(super) fn identity_doubt(shot: &mut Shot) {
         }
     }
 }
+
+#[cfg(test)]
+mod identity_tests {
+    use super::*;
+    use crate::track::IdentityOrigin as Origin;
+
+    fn coin(k: usize) -> ItemId {
+        ItemId::coin(k)
+    }
+
+    /// Frames 0..n with `events` in the frames given; track k is named coin:k.
+    fn history(n: u64, events: Vec<(u64, TrackEvent)>) -> Vec<TrackFrame> {
+        (0..n)
+            .map(|f| TrackFrame {
+                frame: f,
+                events: events
+                    .iter()
+                    .filter(|(g, _)| *g == f)
+                    .map(|(_, e)| e.clone())
+                    .collect(),
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    fn ids(h: &[TrackFrame]) -> BTreeMap<ItemId, Identity> {
+        identities(h, &|t: TrackId| Some(coin(t.0 as usize)))
+    }
+
+    #[test]
+    fn a_renamed_track_is_even_odds_but_a_first_name_is_sure() {
+        let renamed = ids(&history(
+            10,
+            vec![(
+                4,
+                TrackEvent::IdentityChanged {
+                    track: TrackId(1),
+                    from: Some(coin(0)),
+                    to: coin(1),
+                },
+            )],
+        ));
+        let e = &renamed[&coin(1)];
+        assert_eq!(e.changes.len(), 1);
+        assert!((e.confidence - 0.5).abs() < 1e-12, "{e:?}");
+        assert!(e.why.contains("coin:0 until frame 4"), "{}", e.why);
+        let named = ids(&history(
+            10,
+            vec![(
+                4,
+                TrackEvent::IdentityChanged {
+                    track: TrackId(1),
+                    from: None,
+                    to: coin(1),
+                },
+            )],
+        ));
+        assert_eq!(named[&coin(1)].confidence, 1.0);
+    }
+
+    #[test]
+    fn a_name_taken_on_a_guess_is_even_odds_one_from_a_mark_or_a_rule_is_sure() {
+        let origin = |from| {
+            ids(&history(
+                5,
+                vec![(
+                    2,
+                    TrackEvent::Origin {
+                        track: TrackId(0),
+                        item: Some(coin(0)),
+                        from,
+                    },
+                )],
+            ))[&coin(0)]
+                .clone()
+        };
+        for guess in [
+            Origin::NearVanished,
+            Origin::LeftBehind,
+            Origin::Elimination,
+        ] {
+            let e = origin(guess);
+            assert!((e.confidence - 0.5).abs() < 1e-12, "{guess:?}: {e:?}");
+            assert_eq!(e.origin.as_ref().map(|o| o.frame), Some(2));
+        }
+        for sure in [Origin::FirstSight, Origin::PutBack, Origin::Opening] {
+            assert_eq!(origin(sure).confidence, 1.0, "{sure:?}");
+        }
+    }
+
+    #[test]
+    fn a_sighting_as_near_n_twins_is_one_in_n_plus_one() {
+        let h = history(
+            30,
+            vec![
+                (
+                    12,
+                    TrackEvent::SeenAgain {
+                        track: TrackId(2),
+                        unseen_frames: 9,
+                        mm: 16.04,
+                        lookalikes: 2,
+                    },
+                ),
+                (
+                    20,
+                    TrackEvent::Jumped {
+                        track: TrackId(3),
+                        mm: 40.0,
+                        lookalikes: 1,
+                    },
+                ),
+                (
+                    21,
+                    TrackEvent::Jumped {
+                        track: TrackId(4),
+                        mm: 40.0,
+                        lookalikes: 0,
+                    },
+                ),
+            ],
+        );
+        let e = ids(&h);
+        let again = &e[&coin(2)];
+        assert!((again.confidence - 1.0 / 3.0).abs() < 1e-12, "{again:?}");
+        assert_eq!(again.longest_unseen_frames, 9);
+        assert_eq!(again.seen_again[0].mm, 16.0);
+        assert_eq!(again.seen_again[0].unseen_frames, Some(9));
+        assert!((e[&coin(3)].confidence - 0.5).abs() < 1e-12);
+        // A kick with no twin as near: the jump is recorded, the name stays sure.
+        assert_eq!(e[&coin(4)].confidence, 1.0);
+        assert_eq!(e[&coin(4)].jumps.len(), 1);
+    }
+
+    #[test]
+    fn every_call_naming_a_doubtful_item_is_lowered_to_its_identity() {
+        let mut shot = Shot::default();
+        let call = |c: Call, item: ItemId, other: Option<ItemId>| {
+            decision(c, item, other, Evidence::new(0.95, "measured"))
+        };
+        shot.decisions = vec![
+            call(Call::Lost, coin(1), None),
+            call(Call::CoinIn, coin(0), Some(ItemId::fish(1))),
+            call(Call::Stacking, ItemId::fish(0), Some(coin(1))),
+        ];
+        shot.identity.insert(
+            coin(1),
+            Identity {
+                track: 1,
+                origin: None,
+                changes: Vec::new(),
+                jumps: Vec::new(),
+                seen_again: Vec::new(),
+                longest_unseen_frames: 0,
+                confidence: 0.5,
+                why: "renamed".into(),
+            },
+        );
+        identity_doubt(&mut shot);
+        let c: Vec<f64> = shot
+            .decisions
+            .iter()
+            .map(|d| d.evidence.confidence)
+            .collect();
+        assert_eq!(c, vec![0.5, 0.95, 0.5]);
+        assert!(shot.decisions[0]
+            .evidence
+            .why
+            .contains("in doubt: coin:1: renamed"));
+        assert_eq!(
+            shot.decisions[2]
+                .evidence
+                .measured
+                .get("identity_confidence"),
+            Some(&0.5)
+        );
+    }
+}
