@@ -695,7 +695,7 @@ impl Tracker {
         let near: Vec<Option<(f64, u32)>> = (0..self.tracks.len())
             .map(|i| self.lookalikes(i, dets))
             .collect();
-        for i in 0..self.tracks.len() {
+        for (i, near) in near.iter().enumerate() {
             if let Some(j) = self.tracks[i].det {
                 let unseen_since = match self.tracks[i].state {
                     TrackState::Lost { since } => Some(since),
@@ -703,7 +703,7 @@ impl Tracker {
                 };
                 self.update_matched(i, j, frame, dt, dets, &mut events);
                 let t = &self.tracks[i];
-                let (mm, lookalikes) = near[i].unwrap_or((0.0, 0));
+                let (mm, lookalikes) = near.unwrap_or((0.0, 0));
                 if let Some(since) = unseen_since {
                     events.push(TrackEvent::SeenAgain {
                         track: t.id,
