@@ -389,14 +389,15 @@ pub(super) fn identities(
 /// How sure a track's name is, and why not: the least of
 /// - renamed from another item: even odds (the camera held two views of which item
 ///   it was, and went with the later);
-/// - taken for an item on a guess with nothing to tell them apart (named by
-///   elimination; a newcomer of unknown owner taken for a vanished coin nearby or
-///   for the one left behind by its hole): even odds, new item or that one;
+/// - taken for an item on a guess with nothing to tell them apart (a newcomer of
+///   unknown owner taken for a vanished coin nearby or for the one left behind by
+///   its hole): even odds, new item or that one;
 /// - a sighting (a jump, or after an unseen stretch) with `n` other coins of its
 ///   kind predicted as near it: the coins are twins, so 1 in 1 + n.
 ///
 /// A first sighting by colour or hole, a put-back into its owner's hole or by its
-/// colour, and R2's placement are sure: they rest on a mark or a rule.
+/// colour, R2's placement and naming by elimination (R1: one coin a player, the
+/// others named by their holes) are sure: they rest on a mark or a rule.
 fn identity_confidence(e: &Identity) -> (f64, String) {
     let mut worst = (1.0, String::new());
     let mut take = |c: f64, why: String| {
@@ -417,7 +418,6 @@ fn identity_confidence(e: &Identity) -> (f64, String) {
     }
     if let Some(o) = &e.origin {
         let guess = match o.from.as_str() {
-            "elimination" => Some("named by elimination (the one coin unaccounted for)"),
             "left-behind" => Some("a coin of unknown owner taken for the one its hole left behind"),
             "near-vanished" => Some("a coin of unknown owner taken for a vanished coin nearby"),
             _ => None,

@@ -782,8 +782,9 @@ impl Tracker {
 
     /// For a track matched in this frame: how far its sighting lay from its
     /// prediction (the one the match took), and how many other confirmed coins on
-    /// the table were predicted at least as near that sighting (look-alikes that
-    /// could have made it). Fish count none: their colour tells them apart.
+    /// the table were predicted at least as near that sighting and were not seen on
+    /// their own path in this frame (look-alikes that could have made it). Fish
+    /// count none: their colour tells them apart.
     /// Observational only.
     fn lookalikes(&self, i: usize, dets: &FrameDetections) -> Option<(f64, u32)> {
         let t = &self.tracks[i];
@@ -796,6 +797,13 @@ impl Tracker {
         if t.kind == ItemKind::Fish {
             return Some((mm, 0));
         }
+        // A coin seen in this frame on its own path (its sighting within the kick
+        // residual of its prediction) made that sighting, not this one.
+        let on_own_path = |o: &Track| {
+            o.det
+                .and_then(|k| dets.coins.get(k))
+                .is_some_and(|d| (d.pt_in_table - o.pred[0].0).norm() <= self.cfg.kick_residual_mm)
+        };
         let n = self
             .tracks
             .iter()
@@ -805,6 +813,7 @@ impl Tracker {
                     && o.state.on_table()
                     && o.state != TrackState::Tentative
                     && (z - o.pred[0].0).norm() <= mm
+                    && !on_own_path(o)
             })
             .count();
         Some((mm, n as u32))
