@@ -552,16 +552,17 @@ mod identity_tests {
             ))[&coin(0)]
                 .clone()
         };
-        for guess in [
-            Origin::NearVanished,
-            Origin::LeftBehind,
-            Origin::Elimination,
-        ] {
+        for guess in [Origin::NearVanished, Origin::LeftBehind] {
             let e = origin(guess);
             assert!((e.confidence - 0.5).abs() < 1e-12, "{guess:?}: {e:?}");
             assert_eq!(e.origin.as_ref().map(|o| o.frame), Some(2));
         }
-        for sure in [Origin::FirstSight, Origin::PutBack, Origin::Opening] {
+        for sure in [
+            Origin::FirstSight,
+            Origin::PutBack,
+            Origin::Opening,
+            Origin::Elimination,
+        ] {
             assert_eq!(origin(sure).confidence, 1.0, "{sure:?}");
         }
     }
