@@ -12,7 +12,9 @@ use std::path::Path;
 /// The format version this build writes. Version 2 added `decisions` (every call's
 /// confidence and evidence) to a shot and `evidence` to put-backs and violations; a
 /// version-1 record (written before) reads as it is, its calls without evidence.
-pub const RECORD_VERSION: u32 = 2;
+/// Version 3 added `identity` to a shot (what the tracker saw of each item's
+/// identity); older records read as they are, without it.
+pub const RECORD_VERSION: u32 = 3;
 /// The oldest format version this build reads.
 pub const OLDEST_RECORD_VERSION: u32 = 1;
 
@@ -470,6 +472,68 @@ pub struct Shot {
     /// from older records).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub decisions: Vec<Decision>,
+    /// What the tracker saw of each item's identity in the interlude and the shot
+    /// (version 3; absent from older records, and for an item nothing happened to).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub identity: BTreeMap<ItemId, Identity>,
+}
+
+/// How an item's track came by its name, and when (`identity[].origin`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdentitySource {
+    pub frame: FrameIdx,
+    /// `first-sight`, `unknown-owner`, `opening`, `elimination`, `put-back`,
+    /// `left-behind`, `near-vanished` (`track::IdentityOrigin`).
+    pub from: String,
+}
+
+/// The track changed its name (`identity[].changes`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdentityChange {
+    pub frame: FrameIdx,
+    /// The name before (absent: it had none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<ItemId>,
+    pub to: ItemId,
+}
+
+/// A sighting far from the track's prediction (`jumps`), or the first after an
+/// unseen stretch (`seen_again`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdentitySighting {
+    pub frame: FrameIdx,
+    /// How far the sighting lay from where the track was predicted or held.
+    pub mm: f64,
+    /// Frames unseen before it (`seen_again` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unseen_frames: Option<u64>,
+    /// Other items of its kind predicted at least as near that sighting (coins;
+    /// fish are told apart by colour): items it may have been.
+    pub lookalikes: u32,
+}
+
+/// What the tracker saw of one item's identity in a shot (interlude and shot):
+/// the evidence that the track named `item` is that item (record version 3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The tracker's track number (kept through the shots of one clip).
+    pub track: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<IdentitySource>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<IdentityChange>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jumps: Vec<IdentitySighting>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen_again: Vec<IdentitySighting>,
+    /// The longest run of frames it went unseen while on the table.
+    #[serde(default)]
+    pub longest_unseen_frames: u64,
+    /// How sure the name is, 0 to 1 (the calls about the item are no surer).
+    pub confidence: f64,
+    /// Why it is less than sure (empty when sure).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub why: String,
 }
 
 /// Most amendments a record may hold.
@@ -862,6 +926,23 @@ impl Shot {
                 check_item(&format!("{at}.other"), o, players)?;
             }
             d.evidence.validate(&at)?;
+        }
+        crate::limits::check_count(
+            &format!("{at}.identity"),
+            self.identity.len(),
+            MAX_DECISIONS,
+        )?;
+        for (item, id) in &self.identity {
+            let at = format!("{at}.identity.{item}");
+            check_item(&at, item, players)?;
+            if !(0.0..=1.0).contains(&id.confidence) {
+                return Err(format!(
+                    "{at}.confidence is {}, expected 0 to 1",
+                    id.confidence
+                ));
+            }
+            let n = id.changes.len() + id.jumps.len() + id.seen_again.len();
+            crate::limits::check_count(&format!("{at} (entries)"), n, MAX_DECISIONS)?;
         }
         for (i, p) in self.put_back.iter().enumerate() {
             if let Some(e) = &p.decision {

@@ -174,7 +174,7 @@ fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidenc
                     .min_by(|a, b| a.distance_mm.total_cmp(&b.distance_mm))
             });
             if let (Some(d), "2.1" | "4.2") = (disturbed, v.code.as_str()) {
-                return Evidence::new(
+                let e = Evidence::new(
                     sure(d.distance_mm - DISTURB_TOLERANCE_MM, REST_PRECISION_MM),
                     format!(
                         "{} moved {:.1} mm between moves (tolerance {DISTURB_TOLERANCE_MM} mm)",
@@ -184,6 +184,7 @@ fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidenc
                 .at([d.frame])
                 .with("moved_mm", d.distance_mm)
                 .with("tolerance_mm", DISTURB_TOLERANCE_MM);
+                return no_surer_than_identity(shot, d.item, e);
             }
             let placed = interlude.and_then(|b| {
                 b.placed
@@ -217,7 +218,7 @@ fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidenc
                             .with("off_duty_pose_mm", off)
                             .with("tolerance_mm", OBSERVED_TOLERANCE_MM);
                     }
-                    e
+                    no_surer_than_identity(shot, p.item, e)
                 }
                 // Not put back before the flick (2.2, 2.3): as sure as the item is
                 // absent, which an unidentified item of its kind on the table
@@ -261,4 +262,21 @@ fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidenc
             }
         }
     }
+}
+
+/// A violation about what one item did (moved between moves, put back off its
+/// pose) is no surer than that the track seen doing it was that item
+/// (`shot.identity`, record version 3): a swapped track moves the wrong item.
+fn no_surer_than_identity(shot: &Shot, item: ItemId, mut e: Evidence) -> Evidence {
+    if let Some(id) = shot.identity.get(&item) {
+        if id.confidence < e.confidence {
+            e.confidence = id.confidence;
+            e.why = format!(
+                "{}; but which item this is is in doubt: {item}: {}",
+                e.why, id.why
+            );
+            e = e.with("identity_confidence", id.confidence);
+        }
+    }
+    e
 }

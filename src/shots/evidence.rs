@@ -10,9 +10,10 @@ use crate::geometry::shapes::{boundary_distance, point_in_polygon};
 use crate::geometry::{PlacedFish, Point};
 use crate::model::{FrameIdx, ItemId, Pose};
 use crate::record::{
-    seen_factor, sure, Call, Decision, Evidence, Shot, Stacking, EXIT_TOLERANCE_MM,
+    seen_factor, sure, Call, Decision, Evidence, Identity, IdentityChange, IdentitySighting,
+    IdentitySource, Shot, Stacking, EXIT_TOLERANCE_MM,
 };
-use crate::track::ExitEvidence;
+use crate::track::{ExitEvidence, TrackEvent, TrackFrame, TrackId};
 use std::collections::BTreeMap;
 
 /// How precisely a resting item is placed (mm): the scale of margins between rest poses.
@@ -296,4 +297,361 @@ pub(super) fn rest_calls(
 /// right side of the threshold that decided it, over a path of `path_mm`.
 pub(super) fn path_call(margin: f64, path_mm: f64, why: String) -> Evidence {
     Evidence::new(sure(margin, path_scale(path_mm)), why)
+}
+
+/// The identity evidence of every named item in `history` (the interlude and the
+/// shot), from the tracker's observational events: how its track came by its name,
+/// each name change, each sighting far from the prediction (a jump) and each
+/// sighting after an unseen stretch, with the look-alikes of its kind that lay as
+/// near, and the longest stretch it went unseen while on the table. An item nothing
+/// of this happened to is left out. `name` gives a track's item (its last name).
+pub(super) fn identities(
+    history: &[TrackFrame],
+    name: &dyn Fn(TrackId) -> Option<ItemId>,
+) -> BTreeMap<ItemId, Identity> {
+    let mut out: BTreeMap<ItemId, Identity> = BTreeMap::new();
+    for tf in history {
+        for ev in &tf.events {
+            let frame = tf.frame;
+            let track = match *ev {
+                TrackEvent::Origin { track, .. }
+                | TrackEvent::IdentityChanged { track, .. }
+                | TrackEvent::Jumped { track, .. }
+                | TrackEvent::SeenAgain { track, .. } => track,
+                _ => continue,
+            };
+            let Some(item) = name(track) else { continue };
+            let e = out.entry(item).or_insert_with(|| Identity {
+                track: track.0,
+                origin: None,
+                changes: Vec::new(),
+                jumps: Vec::new(),
+                seen_again: Vec::new(),
+                longest_unseen_frames: 0,
+                confidence: 1.0,
+                why: String::new(),
+            });
+            let round = |mm: f64| (mm * 10.0).round() / 10.0;
+            match *ev {
+                TrackEvent::Origin { from, .. } => {
+                    e.origin = Some(IdentitySource {
+                        frame,
+                        from: from.as_str().to_string(),
+                    })
+                }
+                TrackEvent::IdentityChanged { from, to, .. } => {
+                    e.changes.push(IdentityChange { frame, from, to })
+                }
+                TrackEvent::Jumped { mm, lookalikes, .. } => e.jumps.push(IdentitySighting {
+                    frame,
+                    mm: round(mm),
+                    unseen_frames: None,
+                    lookalikes,
+                }),
+                TrackEvent::SeenAgain {
+                    unseen_frames,
+                    mm,
+                    lookalikes,
+                    ..
+                } => {
+                    e.longest_unseen_frames = e.longest_unseen_frames.max(unseen_frames);
+                    e.seen_again.push(IdentitySighting {
+                        frame,
+                        mm: round(mm),
+                        unseen_frames: Some(unseen_frames),
+                        lookalikes,
+                    })
+                }
+                _ => {}
+            }
+        }
+    }
+    // Still unseen at the end of the window: that stretch counts too.
+    if let Some(last) = history.last() {
+        for t in last.items.iter().filter(|t| t.state.on_table() && !t.seen) {
+            let (Some(item), Some(seen)) = (t.item, t.last_seen) else {
+                continue;
+            };
+            if let Some(e) = out.get_mut(&item) {
+                e.longest_unseen_frames =
+                    e.longest_unseen_frames.max(last.frame.saturating_sub(seen));
+            }
+        }
+    }
+    for e in out.values_mut() {
+        let (c, why) = identity_confidence(e);
+        e.confidence = c;
+        e.why = why;
+    }
+    out
+}
+
+/// How sure a track's name is, and why not: the least of
+/// - renamed from another item: even odds (the camera held two views of which item
+///   it was, and went with the later);
+/// - taken for an item on a guess with nothing to tell them apart (a newcomer of
+///   unknown owner taken for a vanished coin nearby or for the one left behind by
+///   its hole): even odds, new item or that one;
+/// - a sighting (a jump, or after an unseen stretch) with `n` other coins of its
+///   kind predicted as near it: the coins are twins, so 1 in 1 + n.
+///
+/// A first sighting by colour or hole, a put-back into its owner's hole or by its
+/// colour, R2's placement and naming by elimination (R1: one coin a player, the
+/// others named by their holes) are sure: they rest on a mark or a rule.
+fn identity_confidence(e: &Identity) -> (f64, String) {
+    let mut worst = (1.0, String::new());
+    let mut take = |c: f64, why: String| {
+        if c < worst.0 {
+            worst = (c, why);
+        }
+    };
+    for ch in &e.changes {
+        if let Some(from) = ch.from {
+            take(
+                0.5,
+                format!(
+                    "its track was {from} until frame {}, then {}: the camera changed its mind",
+                    ch.frame, ch.to
+                ),
+            );
+        }
+    }
+    if let Some(o) = &e.origin {
+        let guess = match o.from.as_str() {
+            "left-behind" => Some("a coin of unknown owner taken for the one its hole left behind"),
+            "near-vanished" => Some("a coin of unknown owner taken for a vanished coin nearby"),
+            _ => None,
+        };
+        if let Some(g) = guess {
+            take(0.5, format!("at frame {} its track was {g}", o.frame));
+        }
+    }
+    for (s, what) in e
+        .jumps
+        .iter()
+        .map(|s| (s, "jumped"))
+        .chain(e.seen_again.iter().map(|s| (s, "was seen again")))
+    {
+        if s.lookalikes > 0 {
+            let n = s.lookalikes;
+            take(
+                1.0 / (1.0 + f64::from(n)),
+                format!(
+                    "at frame {} it {what} {:.0} mm from where it was expected, {n} other coin{} as near: it may be {}",
+                    s.frame,
+                    s.mm,
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "that one" } else { "any of them" }
+                ),
+            );
+        }
+    }
+    worst
+}
+
+/// Lowers every call about an item whose identity is in doubt to that identity's
+/// confidence: a call about "coin:1" is no surer than that the item seen was coin:1
+/// (the margins of the call itself cannot see a swapped track). The call keeps its
+/// own evidence and says why it was lowered.
+pub(super) fn identity_doubt(shot: &mut Shot) {
+    let ids = &shot.identity;
+    for d in &mut shot.decisions {
+        let doubt = [Some(d.item), d.other]
+            .into_iter()
+            .flatten()
+            .filter_map(|i| ids.get(&i).map(|e| (i, e)))
+            .min_by(|a, b| a.1.confidence.total_cmp(&b.1.confidence));
+        let Some((item, id)) = doubt else { continue };
+        if id.confidence < d.evidence.confidence {
+            let e = &mut d.evidence;
+            e.confidence = id.confidence;
+            e.why = format!(
+                "{}; but which item this is is in doubt: {item}: {}",
+                e.why, id.why
+            );
+            e.measured.insert(
+                "identity_confidence".to_string(),
+                (id.confidence * 100.0).round() / 100.0,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod identity_tests {
+    use super::*;
+    use crate::track::IdentityOrigin as Origin;
+
+    fn coin(k: usize) -> ItemId {
+        ItemId::coin(k)
+    }
+
+    /// Frames 0..n with `events` in the frames given; track k is named coin:k.
+    fn history(n: u64, events: Vec<(u64, TrackEvent)>) -> Vec<TrackFrame> {
+        (0..n)
+            .map(|f| TrackFrame {
+                frame: f,
+                events: events
+                    .iter()
+                    .filter(|(g, _)| *g == f)
+                    .map(|(_, e)| e.clone())
+                    .collect(),
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    fn ids(h: &[TrackFrame]) -> BTreeMap<ItemId, Identity> {
+        identities(h, &|t: TrackId| Some(coin(t.0 as usize)))
+    }
+
+    #[test]
+    fn a_renamed_track_is_even_odds_but_a_first_name_is_sure() {
+        let renamed = ids(&history(
+            10,
+            vec![(
+                4,
+                TrackEvent::IdentityChanged {
+                    track: TrackId(1),
+                    from: Some(coin(0)),
+                    to: coin(1),
+                },
+            )],
+        ));
+        let e = &renamed[&coin(1)];
+        assert_eq!(e.changes.len(), 1);
+        assert!((e.confidence - 0.5).abs() < 1e-12, "{e:?}");
+        assert!(e.why.contains("coin:0 until frame 4"), "{}", e.why);
+        let named = ids(&history(
+            10,
+            vec![(
+                4,
+                TrackEvent::IdentityChanged {
+                    track: TrackId(1),
+                    from: None,
+                    to: coin(1),
+                },
+            )],
+        ));
+        assert_eq!(named[&coin(1)].confidence, 1.0);
+    }
+
+    #[test]
+    fn a_name_taken_on_a_guess_is_even_odds_one_from_a_mark_or_a_rule_is_sure() {
+        let origin = |from| {
+            ids(&history(
+                5,
+                vec![(
+                    2,
+                    TrackEvent::Origin {
+                        track: TrackId(0),
+                        item: Some(coin(0)),
+                        from,
+                    },
+                )],
+            ))[&coin(0)]
+                .clone()
+        };
+        for guess in [Origin::NearVanished, Origin::LeftBehind] {
+            let e = origin(guess);
+            assert!((e.confidence - 0.5).abs() < 1e-12, "{guess:?}: {e:?}");
+            assert_eq!(e.origin.as_ref().map(|o| o.frame), Some(2));
+        }
+        for sure in [
+            Origin::FirstSight,
+            Origin::PutBack,
+            Origin::Opening,
+            Origin::Elimination,
+        ] {
+            assert_eq!(origin(sure).confidence, 1.0, "{sure:?}");
+        }
+    }
+
+    #[test]
+    fn a_sighting_as_near_n_twins_is_one_in_n_plus_one() {
+        let h = history(
+            30,
+            vec![
+                (
+                    12,
+                    TrackEvent::SeenAgain {
+                        track: TrackId(2),
+                        unseen_frames: 9,
+                        mm: 16.04,
+                        lookalikes: 2,
+                    },
+                ),
+                (
+                    20,
+                    TrackEvent::Jumped {
+                        track: TrackId(3),
+                        mm: 40.0,
+                        lookalikes: 1,
+                    },
+                ),
+                (
+                    21,
+                    TrackEvent::Jumped {
+                        track: TrackId(4),
+                        mm: 40.0,
+                        lookalikes: 0,
+                    },
+                ),
+            ],
+        );
+        let e = ids(&h);
+        let again = &e[&coin(2)];
+        assert!((again.confidence - 1.0 / 3.0).abs() < 1e-12, "{again:?}");
+        assert_eq!(again.longest_unseen_frames, 9);
+        assert_eq!(again.seen_again[0].mm, 16.0);
+        assert_eq!(again.seen_again[0].unseen_frames, Some(9));
+        assert!((e[&coin(3)].confidence - 0.5).abs() < 1e-12);
+        // A kick with no twin as near: the jump is recorded, the name stays sure.
+        assert_eq!(e[&coin(4)].confidence, 1.0);
+        assert_eq!(e[&coin(4)].jumps.len(), 1);
+    }
+
+    #[test]
+    fn every_call_naming_a_doubtful_item_is_lowered_to_its_identity() {
+        let mut shot = Shot::default();
+        let call = |c: Call, item: ItemId, other: Option<ItemId>| {
+            decision(c, item, other, Evidence::new(0.95, "measured"))
+        };
+        shot.decisions = vec![
+            call(Call::Lost, coin(1), None),
+            call(Call::CoinIn, coin(0), Some(ItemId::fish(1))),
+            call(Call::Stacking, ItemId::fish(0), Some(coin(1))),
+        ];
+        shot.identity.insert(
+            coin(1),
+            Identity {
+                track: 1,
+                origin: None,
+                changes: Vec::new(),
+                jumps: Vec::new(),
+                seen_again: Vec::new(),
+                longest_unseen_frames: 0,
+                confidence: 0.5,
+                why: "renamed".into(),
+            },
+        );
+        identity_doubt(&mut shot);
+        let c: Vec<f64> = shot
+            .decisions
+            .iter()
+            .map(|d| d.evidence.confidence)
+            .collect();
+        assert_eq!(c, vec![0.5, 0.95, 0.5]);
+        assert!(shot.decisions[0]
+            .evidence
+            .why
+            .contains("in doubt: coin:1: renamed"));
+        assert_eq!(
+            shot.decisions[2]
+                .evidence
+                .measured
+                .get("identity_confidence"),
+            Some(&0.5)
+        );
+    }
 }

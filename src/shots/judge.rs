@@ -1182,6 +1182,9 @@ pub(crate) fn judge(
     });
     shot.decisions.extend(rest);
     shot.doubt = doubt.into_iter().collect();
+    // Every call made: none is surer than the identity of the items it names.
+    shot.identity = evidence::identities(history, &item_of);
+    evidence::identity_doubt(&mut shot);
 
     // Items of unknown owner (loose coins without a start state): reported, not guessed.
     shot.unknown = unknown_items(cfg, history, &all, &rest_pose, &shot, flick, rest_h);

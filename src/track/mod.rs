@@ -19,6 +19,11 @@
 //!   Feed these to `shots::ShotCutter`. A moving item's `pose` is where it was
 //!   mid-exposure; `TrackFrame::exposure` ([`Timing`], learned from the detector's
 //!   blur readings by [`Exposure`]) places it at the frame's instant.
+//! - Identity evidence (observational, deciding nothing): [`TrackEvent::Origin`] (how a
+//!   track came by its name: [`IdentityOrigin`]), [`TrackEvent::Jumped`] and
+//!   [`TrackEvent::SeenAgain`] (a sighting far from the prediction or after an unseen
+//!   stretch, with the look-alike coins predicted as near it). Pushed after the
+//!   decisions they observe; the shot judge turns them into the record's `identity`.
 //! - [`assign(cost, max_cost) -> Assignment`](assign()) (optimal, Hungarian) and the
 //!   motion model ([`motion`]) are pure functions of their own.
 //!
@@ -68,5 +73,6 @@ pub use detections::{
 pub use exposure::{Exposure, Timing};
 pub use state::{ExitEvidence, RemovalReason, TrackId, TrackState};
 pub use tracker::{
-    edge_crossing, Hider, TrackError, TrackEvent, TrackFrame, TrackedItem, Tracker, TrackerConfig,
+    edge_crossing, Hider, IdentityOrigin, TrackError, TrackEvent, TrackFrame, TrackedItem, Tracker,
+    TrackerConfig,
 };

@@ -269,6 +269,66 @@ pub enum TrackEvent {
         from: Option<ItemId>,
         to: ItemId,
     },
+    /// Observational (decides nothing): how a track came by its name when it was
+    /// confirmed, placed or revived, for the record's identity evidence.
+    Origin {
+        track: TrackId,
+        item: Option<ItemId>,
+        from: IdentityOrigin,
+    },
+    /// Observational: a seen track's sighting lay `mm` from its prediction (a kick, or
+    /// the track taking another item's sighting). `lookalikes`: other items of its
+    /// kind (coins; fish are told apart by colour) whose prediction lay at least as
+    /// near that sighting.
+    Jumped {
+        track: TrackId,
+        mm: f64,
+        lookalikes: u32,
+    },
+    /// Observational: a track seen again after `unseen_frames`, `mm` from where it
+    /// was held or predicted, with `lookalikes` counted as for [`TrackEvent::Jumped`].
+    SeenAgain {
+        track: TrackId,
+        unseen_frames: u64,
+        mm: f64,
+        lookalikes: u32,
+    },
+}
+
+/// How a track came by its identity (observational: [`TrackEvent::Origin`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdentityOrigin {
+    /// Named on its first sightings: a fish by its colour, a coin by the hole it lay in.
+    FirstSight,
+    /// Confirmed with no owner (a loose coin, a fish whose colour is taken).
+    UnknownOwner,
+    /// A coin placed unseen in its owner's hole at the match's opening (R2).
+    Opening,
+    /// A nameless coin named by elimination (one coin per player is unaccounted for).
+    Elimination,
+    /// An item found again where a put-back brings it: a fish by its colour, a coin
+    /// in its owner's hole.
+    PutBack,
+    /// A newcomer of unknown owner taken for the coin left where it was last seen
+    /// when its hole moved away.
+    LeftBehind,
+    /// A newcomer of unknown owner taken for a vanished coin that could have reached it.
+    NearVanished,
+}
+
+impl IdentityOrigin {
+    /// The name written in the record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdentityOrigin::FirstSight => "first-sight",
+            IdentityOrigin::UnknownOwner => "unknown-owner",
+            IdentityOrigin::Opening => "opening",
+            IdentityOrigin::Elimination => "elimination",
+            IdentityOrigin::PutBack => "put-back",
+            IdentityOrigin::LeftBehind => "left-behind",
+            IdentityOrigin::NearVanished => "near-vanished",
+        }
+    }
 }
 
 /// The tracker's output for one frame.
@@ -629,10 +689,36 @@ impl Tracker {
         let fish_used = self.associate(ItemKind::Fish, frame, dt, dets, &fish_pts);
         let coin_used = self.associate(ItemKind::Coin, frame, dt, dets, &coin_pts);
 
-        // Step 4: update matched tracks.
-        for i in 0..self.tracks.len() {
+        // Step 4: update matched tracks. (Observed first, deciding nothing: how far
+        // each sighting lay from its track's prediction and which look-alikes lay
+        // as near, for the record's identity evidence.)
+        let near: Vec<Option<(f64, u32)>> = (0..self.tracks.len())
+            .map(|i| self.lookalikes(i, dets))
+            .collect();
+        for (i, near) in near.iter().enumerate() {
             if let Some(j) = self.tracks[i].det {
+                let unseen_since = match self.tracks[i].state {
+                    TrackState::Lost { since } => Some(since),
+                    _ => None,
+                };
                 self.update_matched(i, j, frame, dt, dets, &mut events);
+                let t = &self.tracks[i];
+                let (mm, lookalikes) = near.unwrap_or((0.0, 0));
+                if let Some(since) = unseen_since {
+                    events.push(TrackEvent::SeenAgain {
+                        track: t.id,
+                        unseen_frames: frame.saturating_sub(since),
+                        mm,
+                        lookalikes,
+                    });
+                }
+                if t.jumped_at == Some(frame) {
+                    events.push(TrackEvent::Jumped {
+                        track: t.id,
+                        mm,
+                        lookalikes,
+                    });
+                }
             }
         }
 
@@ -692,6 +778,45 @@ impl Tracker {
             occluders: dets.occluders.clone(),
             events,
         }
+    }
+
+    /// For a track matched in this frame: how far its sighting lay from its
+    /// prediction (the one the match took), and how many other confirmed coins on
+    /// the table were predicted at least as near that sighting and were not seen on
+    /// their own path in this frame (look-alikes that could have made it). Fish
+    /// count none: their colour tells them apart.
+    /// Observational only.
+    fn lookalikes(&self, i: usize, dets: &FrameDetections) -> Option<(f64, u32)> {
+        let t = &self.tracks[i];
+        let j = t.det?;
+        let z = match t.kind {
+            ItemKind::Fish => dets.fish.get(j)?.pt_in_table,
+            ItemKind::Coin => dets.coins.get(j)?.pt_in_table,
+        };
+        let mm = (z - t.pred[0].0).norm();
+        if t.kind == ItemKind::Fish {
+            return Some((mm, 0));
+        }
+        // A coin seen in this frame on its own path (its sighting within the kick
+        // residual of its prediction) made that sighting, not this one.
+        let on_own_path = |o: &Track| {
+            o.det
+                .and_then(|k| dets.coins.get(k))
+                .is_some_and(|d| (d.pt_in_table - o.pred[0].0).norm() <= self.cfg.kick_residual_mm)
+        };
+        let n = self
+            .tracks
+            .iter()
+            .filter(|o| {
+                o.id != t.id
+                    && o.kind == ItemKind::Coin
+                    && o.state.on_table()
+                    && o.state != TrackState::Tentative
+                    && (z - o.pred[0].0).norm() <= mm
+                    && !on_own_path(o)
+            })
+            .count();
+        Some((mm, n as u32))
     }
 
     /// Which fish hole each coin seen in this frame lies in.
@@ -1523,7 +1648,13 @@ impl Tracker {
     }
 
     /// Moves a confirmed newcomer into the old track of the same item.
-    fn revive(&mut self, old: usize, new: usize, events: &mut Vec<TrackEvent>) {
+    fn revive(
+        &mut self,
+        old: usize,
+        new: usize,
+        from: IdentityOrigin,
+        events: &mut Vec<TrackEvent>,
+    ) {
         let n = self.tracks[new].clone();
         let o = &mut self.tracks[old];
         o.state = TrackState::Tracked;
@@ -1546,6 +1677,11 @@ impl Tracker {
         if let Some(item) = item {
             events.push(TrackEvent::Revived { track: oid, item });
         }
+        events.push(TrackEvent::Origin {
+            track: oid,
+            item,
+            from,
+        });
     }
 
     fn confirm(&mut self, frame: FrameIdx, events: &mut Vec<TrackEvent>) {
@@ -1587,19 +1723,31 @@ impl Tracker {
                     Some(k) => {
                         let id = ItemId::fish(k);
                         if let Some(old) = self.revivable(id, frame) {
-                            self.revive(old, i, events);
+                            self.revive(old, i, IdentityOrigin::PutBack, events);
                         } else {
                             self.tracks[i].item = Some(id);
                             events.push(TrackEvent::Confirmed {
                                 track: self.tracks[i].id,
                                 item: Some(id),
                             });
+                            events.push(TrackEvent::Origin {
+                                track: self.tracks[i].id,
+                                item: Some(id),
+                                from: IdentityOrigin::FirstSight,
+                            });
                         }
                     }
-                    None => events.push(TrackEvent::Confirmed {
-                        track: self.tracks[i].id,
-                        item: None,
-                    }),
+                    None => {
+                        events.push(TrackEvent::Confirmed {
+                            track: self.tracks[i].id,
+                            item: None,
+                        });
+                        events.push(TrackEvent::Origin {
+                            track: self.tracks[i].id,
+                            item: None,
+                            from: IdentityOrigin::UnknownOwner,
+                        });
+                    }
                 }
             }
         }
@@ -1641,7 +1789,7 @@ impl Tracker {
             if let Some(k) = hole_owner {
                 let id = ItemId::coin(k);
                 if let Some(old) = self.revivable(id, frame) {
-                    self.revive(old, i, events);
+                    self.revive(old, i, IdentityOrigin::PutBack, events);
                     continue;
                 }
                 if !self.tracks.iter().any(|t| t.item == Some(id)) {
@@ -1650,13 +1798,13 @@ impl Tracker {
             }
             if label.is_none() {
                 if let Some(old) = self.coin_left_behind(i) {
-                    self.revive(old, i, events);
+                    self.revive(old, i, IdentityOrigin::LeftBehind, events);
                     continue;
                 }
             }
             if label.is_none() && newcomer {
                 if let Some(old) = self.lost_coin_near(i, frame) {
-                    self.revive(old, i, events);
+                    self.revive(old, i, IdentityOrigin::NearVanished, events);
                     continue;
                 }
             }
@@ -1671,6 +1819,17 @@ impl Tracker {
                     track: self.tracks[i].id,
                     from: None,
                     to,
+                });
+            }
+            if newcomer || label.is_some() {
+                events.push(TrackEvent::Origin {
+                    track: self.tracks[i].id,
+                    item: label,
+                    from: if label.is_some() {
+                        IdentityOrigin::FirstSight
+                    } else {
+                        IdentityOrigin::UnknownOwner
+                    },
                 });
             }
         }
@@ -1757,6 +1916,11 @@ impl Tracker {
                 from: None,
                 to: id,
             });
+            events.push(TrackEvent::Origin {
+                track: t.id,
+                item: Some(id),
+                from: IdentityOrigin::Opening,
+            });
         }
         for (k, i) in empty_holes {
             let hole = &self.tracks[i];
@@ -1769,6 +1933,11 @@ impl Tracker {
             events.push(TrackEvent::Confirmed {
                 track: id,
                 item: Some(ItemId::coin(k)),
+            });
+            events.push(TrackEvent::Origin {
+                track: id,
+                item: Some(ItemId::coin(k)),
+                from: IdentityOrigin::Opening,
             });
         }
     }
@@ -1805,6 +1974,11 @@ impl Tracker {
             track: self.tracks[i].id,
             from: None,
             to: id,
+        });
+        events.push(TrackEvent::Origin {
+            track: self.tracks[i].id,
+            item: Some(id),
+            from: IdentityOrigin::Elimination,
         });
     }
 
@@ -1898,7 +2072,7 @@ impl Tracker {
                         ) =>
                     {
                         // fish:K unseen while a fish with its colour is seen: found again.
-                        self.revive(h, i, events);
+                        self.revive(h, i, IdentityOrigin::PutBack, events);
                     }
                     Some(_) => {}
                     None => {
@@ -1907,6 +2081,11 @@ impl Tracker {
                             track: self.tracks[i].id,
                             from: None,
                             to,
+                        });
+                        events.push(TrackEvent::Origin {
+                            track: self.tracks[i].id,
+                            item: Some(to),
+                            from: IdentityOrigin::FirstSight,
                         });
                     }
                 }

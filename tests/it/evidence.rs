@@ -7,7 +7,8 @@ use fishtrack::config::{parse_checked, Game, GameFile, Items, Player};
 use fishtrack::eval::{evaluate, TruthPoses};
 use fishtrack::model::{FrameIdx, ItemId, Pose};
 use fishtrack::record::{
-    sure, Call, Decision, Evidence, LostItem, Record, Shot, OLDEST_RECORD_VERSION, RECORD_VERSION,
+    sure, Call, Decision, DisturbedItem, Evidence, Identity, Interlude, LostItem, Record, Shot,
+    OLDEST_RECORD_VERSION, RECORD_VERSION,
 };
 use std::path::Path;
 
@@ -213,4 +214,80 @@ fn eval_counts_wrong_calls_among_the_flagged() {
     assert_eq!(e.review.wrong, 2);
     assert_eq!(e.review.wrong_flagged, 1);
     assert_eq!(e.review.correct_flagged, 0);
+}
+
+fn doubtful(confidence: f64) -> Identity {
+    Identity {
+        track: 3,
+        origin: None,
+        changes: Vec::new(),
+        jumps: Vec::new(),
+        seen_again: Vec::new(),
+        longest_unseen_frames: 12,
+        confidence,
+        why: "its track was coin:0 until frame 40, then coin:1".into(),
+    }
+}
+
+#[test]
+fn a_disturbance_is_no_surer_than_which_item_was_disturbed() {
+    // coin:1 moved 9 mm between moves (4.2: sure on its own), but the track that moved
+    // was only taken for coin:1.
+    let violation = |identity: Option<Identity>| {
+        let mut s = shot(1);
+        s.before = Some(Interlude {
+            placed: Vec::new(),
+            disturbed: vec![DisturbedItem {
+                item: ItemId::coin(1),
+                frame: 80,
+                distance_mm: 9.0,
+            }],
+            ready_frame: None,
+        });
+        // A call with evidence, so that the rules annotate theirs.
+        lose(&mut s, ItemId::coin(0), 0.99);
+        if let Some(i) = identity {
+            s.identity.insert(ItemId::coin(1), i);
+        }
+        let r = record(vec![shot(0), s]);
+        let table = fishtrack::geometry::Table::from_corners(r.table_mm.as_ref().expect("table"))
+            .expect("table");
+        let scored = fishtrack::rules::rescore(&game(), &table, &r).expect("scores");
+        let v = scored.shots[1]
+            .violations
+            .iter()
+            .find(|v| v.code == "4.2")
+            .cloned()
+            .expect("a 4.2");
+        v.decision.expect("evidence")
+    };
+    let sure_one = violation(None);
+    assert!(sure_one.confidence > 0.99, "{sure_one:?}");
+    let doubted = violation(Some(doubtful(0.5)));
+    assert!((doubted.confidence - 0.5).abs() < 1e-9, "{doubted:?}");
+    assert_eq!(doubted.measured.get("identity_confidence"), Some(&0.5));
+    assert!(doubted.why.contains("in doubt"), "{}", doubted.why);
+}
+
+#[test]
+fn a_version_3_record_keeps_its_identity_evidence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = shot(0);
+    s.identity.insert(ItemId::coin(1), doubtful(0.5));
+    let r = record(vec![s]);
+    assert_eq!(r.version, 3);
+    let path = dir.path().join("r.json");
+    r.save(&path).expect("save");
+    let text = std::fs::read_to_string(&path).expect("read");
+    assert!(text.contains("\"longest_unseen_frames\": 12"), "{text}");
+    let back = Record::load(&path).expect("loads");
+    assert_eq!(back.shots[0].identity, r.shots[0].identity);
+    // An identity's confidence out of 0..1 is refused.
+    let mut bad = r.clone();
+    if let Some(i) = bad.shots[0].identity.get_mut(&ItemId::coin(1)) {
+        i.confidence = 1.5;
+    }
+    std::fs::write(&path, serde_json::to_string(&bad).expect("json")).expect("write");
+    let e = Record::load(&path).expect_err("refused");
+    assert!(e.to_string().contains("identity"), "{e}");
 }

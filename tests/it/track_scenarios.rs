@@ -1152,3 +1152,97 @@ fn detection_streams_round_trip_as_json_lines() {
     assert_eq!(d.coins[0].confidence, 1.0);
     assert!(d.occluded(Point::new(3.0, 0.0), 0.0));
 }
+
+/// Two coins 30 mm apart (a start state names them); coin:0 goes unseen for frames
+/// `10..20` and is then seen at `x_again`; coin:1 stays seen at 430, or, with
+/// `coin1_hidden`, goes unseen from frame 10 on.
+fn twin_coin_seen_again(x_again: f64, coin1_hidden: bool) -> Vec<TrackFrame> {
+    let items = vec![
+        (fish(0), Pose::fish(200.0, 550.0, 0.0)),
+        (fish(1), Pose::fish(800.0, 550.0, 0.0)),
+        (coin(0), Pose::coin(400.0, 300.0)),
+        (coin(1), Pose::coin(430.0, 300.0)),
+    ];
+    let cfg = TrackerConfig::new(FPS, 2, Table::rectangle(W, H), &Items::default_set()).unwrap();
+    let mut tracker = Tracker::with_start(cfg, &start_state(&items));
+    (0..40)
+        .map(|f| {
+            let mut d = FrameDetections::empty(f);
+            for (k, x) in [(0usize, 200.0), (1, 800.0)] {
+                let mut scores = vec![0.1, 0.1];
+                scores[k] = 0.9;
+                d.fish.push(FishDetection {
+                    pt_in_table: Point::new(x, 550.0),
+                    theta: 0.0,
+                    player_scores: scores,
+                    confidence: 1.0,
+                    partly_hidden: false,
+                    exposure_share: None,
+                });
+            }
+            let mut coin_at = |x: f64| {
+                d.coins.push(CoinDetection {
+                    pt_in_table: Point::new(x, 300.0),
+                    radius_mm: None,
+                    confidence: 1.0,
+                    streak: None,
+                    in_hole_of: None,
+                })
+            };
+            if f < 10 {
+                coin_at(400.0);
+            } else if f >= 20 {
+                coin_at(x_again);
+            }
+            if f < 10 || !coin1_hidden {
+                coin_at(430.0);
+            }
+            tracker.update(f, &d)
+        })
+        .collect()
+}
+
+#[test]
+fn a_coin_seen_again_as_near_an_unseen_twin_is_recorded_with_that_look_alike() {
+    use fishtrack::track::TrackEvent;
+    let seen_again = |frames: &[TrackFrame]| -> Vec<(u64, f64, u32)> {
+        frames
+            .iter()
+            .flat_map(|tf| &tf.events)
+            .filter_map(|e| match *e {
+                TrackEvent::SeenAgain {
+                    unseen_frames,
+                    mm,
+                    lookalikes,
+                    ..
+                } => Some((unseen_frames, mm, lookalikes)),
+                _ => None,
+            })
+            .collect()
+    };
+    // Seen again 15 mm from where coin:0 was held and 15 mm from coin:1, unseen too:
+    // either could have made that sighting.
+    let s = seen_again(&twin_coin_seen_again(415.0, true));
+    assert!(
+        s.iter()
+            .any(|&(n, mm, k)| n >= 9 && (mm - 15.0).abs() < 1.0 && k == 1),
+        "{s:?}"
+    );
+    // The same sighting while coin:1 is seen where it lies: coin:1 made its own
+    // sighting, so it is no look-alike.
+    let frames = twin_coin_seen_again(415.0, false);
+    let at = |f: usize, x: f64| {
+        frames[f]
+            .items
+            .iter()
+            .find(|t| t.seen && (t.pose.x - x).abs() < 3.0)
+            .and_then(|t| t.item)
+    };
+    assert_eq!(at(25, 415.0), Some(coin(0)), "the tracker's own choice");
+    let s = seen_again(&frames);
+    assert!(s.iter().any(|&(n, _, _)| n >= 9), "{s:?}");
+    assert!(s.iter().all(|&(_, _, k)| k == 0), "{s:?}");
+    // Seen again where it was held, coin:1 unseen: nothing else as near.
+    let s = seen_again(&twin_coin_seen_again(401.0, true));
+    assert!(s.iter().any(|&(n, _, k)| n >= 9 && k == 0), "{s:?}");
+}
