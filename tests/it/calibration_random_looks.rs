@@ -6,7 +6,8 @@
 //! seen for 1.43). Each test renders one empty table (`--look random`, the
 //! camera's seed jitter), calibrates it with the true camera and compares the
 //! corners with the truth's. The first tests bound finding the table, not the
-//! last pixel; the last one, the near corners where a thick side face is in view.
+//! last pixel; the last two, the near corners where a thick side face is in view,
+//! and the sides clear of it on a frame passed through a JPEG.
 #![cfg(feature = "opencv")]
 
 use crate::calibration_side_face::{calibrate_empty_table, corner_errors, corners, read, s};
