@@ -25,12 +25,12 @@ fn calibrate_random_look(seed: u64) -> Vec<f64> {
 fn through_jpeg(png: &std::path::Path) {
     use opencv::core::Vector;
     use opencv::imgcodecs;
-    let image = imgcodecs::imread(&s(png), imgcodecs::IMREAD_COLOR).unwrap();
+    let image = imgcodecs::imread(s(png), imgcodecs::IMREAD_COLOR).unwrap();
     let params = Vector::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, 85]);
     let mut jpeg = Vector::<u8>::new();
     assert!(imgcodecs::imencode(".jpg", &image, &mut jpeg, &params).unwrap());
     let decoded = imgcodecs::imdecode(&jpeg, imgcodecs::IMREAD_COLOR).unwrap();
-    assert!(imgcodecs::imwrite(&s(png), &decoded, &Vector::new()).unwrap());
+    assert!(imgcodecs::imwrite(s(png), &decoded, &Vector::new()).unwrap());
 }
 
 /// [`calibrate_random_look`], the frame first through a JPEG when `jpeg`.
