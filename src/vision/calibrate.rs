@@ -1525,6 +1525,20 @@ fn gradient_centroid(
     sum_gs / sum_g
 }
 
+/// Each outer-boundary profile is the mean of the profiles this far (px) either
+/// side of its station along the side. Video and JPEG carry colour at half the
+/// resolution (4:2:0) in blocks, so the hue signal's rise is twice as blurred and
+/// uneven from one block to the next: on a light top over a dark grey floor its
+/// steepest point fell at either end of the rise, two readings about 3 px apart
+/// taken in turn along a side, and a stretch of one tilted the side's line (0.8 px
+/// at a corner). Averaging over two colour samples along the side evens the blocks
+/// out; the side is straight there (its profiles are taken in undistorted pixels).
+const PROFILE_ALONG_PX: i32 = 2;
+/// How far either side of the steepest point the rise's centroid is taken (px):
+/// the whole of a rise blurred over twice the luma's width (the colour's half
+/// resolution), not just the half of it around one of its two peaks.
+const OUTER_CENTROID_HALF_PX: f64 = 4.0;
+
 /// Measures a side as the steepest rise of `signal` (0 on the table, rising off it)
 /// within `reach_px` of the side: the table's outer boundary. Edge points with the
 /// strength of their step.
@@ -1537,11 +1551,18 @@ fn measure_outer_side(
     let n_steps = (2.0 * reach_px / PROFILE_STEP_PX) as i32;
     let position = |i: usize| -reach_px + (i as f64 + 1.0) * PROFILE_STEP_PX;
     let mut edge = vec![];
+    let along = -PROFILE_ALONG_PX..=PROFILE_ALONG_PX;
+    let count = along.clone().count() as f64;
     for q in side.stations() {
         let profile: Option<Vec<f64>> = (0..=n_steps)
             .map(|i| {
                 let s = -reach_px + i as f64 * PROFILE_STEP_PX;
-                signal.sample(camera.distort_pixel(q + side.normal * s))
+                let mut sum = 0.0;
+                for j in along.clone() {
+                    let p = q + side.dir * j as f64 + side.normal * s;
+                    sum += signal.sample(camera.distort_pixel(p))?;
+                }
+                Some(sum / count)
             })
             .collect();
         let Some(profile) = profile else { continue };
@@ -1554,7 +1575,7 @@ fn measure_outer_side(
         if gmax <= 0.0 || imax == 0 || imax + 1 >= grad.len() {
             continue;
         }
-        let s = gradient_centroid(&grad, imax, 2.5, position);
+        let s = gradient_centroid(&grad, imax, OUTER_CENTROID_HALF_PX, position);
         edge.push((q + side.normal * s, gmax));
     }
     edge
