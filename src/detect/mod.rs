@@ -1148,30 +1148,6 @@ mod tests {
     const MAROON_CLOTH: [f64; 3] = [101.0, 53.0, 49.0];
     const RED_ON_MAROON: [f64; 3] = [212.0, 80.0, 65.0];
 
-    /// A tag of `c` with a brass coin in its hole on maroon cloth, the table's edge at
-    /// y = 0 with `beyond` drawn past it.
-    fn tag_on_maroon(
-        grid: &TopGrid,
-        items: &Items,
-        table: &Table,
-        at: Pose,
-        beyond: impl Fn(f64) -> [f64; 3],
-    ) -> Vec<u8> {
-        let placed = FishFootprint::new(items).placed(&at);
-        supersample(grid, |p| {
-            let past_edge = -table.signed_distance(p);
-            if (p - placed.hole.center).norm() < items.coin.radius {
-                [190.0, 140.0, 60.0]
-            } else if placed.covers(p) {
-                RED_ON_MAROON
-            } else if past_edge > 0.0 {
-                beyond(past_edge)
-            } else {
-                MAROON_CLOTH
-            }
-        })
-    }
-
     /// A red tag on maroon cloth (sweep-017's look): of the cloth's own hue, only more
     /// saturated and brighter, its chroma 1.7 off-line units from the cloth's, nearer
     /// no nominal colour. Colour learning looked only 2 units out, the occluder search
@@ -1182,7 +1158,16 @@ mod tests {
         let table = Table::rectangle(300.0, 200.0);
         let grid = TopGrid::covering(&table, 1.0, 20.0);
         let at = Pose::fish(120.0, 70.0, 0.4);
-        let rgb = tag_on_maroon(&grid, &items, &table, at, |_| MAROON_CLOTH);
+        let placed = FishFootprint::new(&items).placed(&at);
+        let rgb = supersample(&grid, |p| {
+            if (p - placed.hole.center).norm() < items.coin.radius {
+                [190.0, 140.0, 60.0]
+            } else if placed.covers(p) {
+                RED_ON_MAROON
+            } else {
+                MAROON_CLOTH
+            }
+        });
         let red = [214, 39, 40];
         let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
         let s = det.detect(&TopView {
