@@ -240,6 +240,21 @@ impl Evidence {
         self
     }
 
+    /// A call about `item` is no surer than that the track it rests on is that item
+    /// (`id`, record version 3: a swapped track makes the wrong item's call): lowered
+    /// to the identity's confidence where that is less, saying why.
+    pub fn no_surer_than_identity(mut self, item: ItemId, id: &Identity) -> Evidence {
+        if id.confidence < self.confidence {
+            self.confidence = id.confidence;
+            self.why = format!(
+                "{}; but which item this is is in doubt: {item}: {}",
+                self.why, id.why
+            );
+            self = self.with("identity_confidence", id.confidence);
+        }
+        self
+    }
+
     /// Adds the deciding frames (sorted, each once).
     pub fn at(mut self, frames: impl IntoIterator<Item = FrameIdx>) -> Evidence {
         self.frames.extend(frames);

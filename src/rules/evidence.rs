@@ -267,16 +267,9 @@ fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidenc
 /// A violation about what one item did (moved between moves, put back off its
 /// pose) is no surer than that the track seen doing it was that item
 /// (`shot.identity`, record version 3): a swapped track moves the wrong item.
-fn no_surer_than_identity(shot: &Shot, item: ItemId, mut e: Evidence) -> Evidence {
-    if let Some(id) = shot.identity.get(&item) {
-        if id.confidence < e.confidence {
-            e.confidence = id.confidence;
-            e.why = format!(
-                "{}; but which item this is is in doubt: {item}: {}",
-                e.why, id.why
-            );
-            e = e.with("identity_confidence", id.confidence);
-        }
+fn no_surer_than_identity(shot: &Shot, item: ItemId, e: Evidence) -> Evidence {
+    match shot.identity.get(&item) {
+        Some(id) => e.no_surer_than_identity(item, id),
+        None => e,
     }
-    e
 }

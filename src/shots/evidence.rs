@@ -461,18 +461,8 @@ pub(super) fn identity_doubt(shot: &mut Shot) {
             .flatten()
             .filter_map(|i| ids.get(&i).map(|e| (i, e)))
             .min_by(|a, b| a.1.confidence.total_cmp(&b.1.confidence));
-        let Some((item, id)) = doubt else { continue };
-        if id.confidence < d.evidence.confidence {
-            let e = &mut d.evidence;
-            e.confidence = id.confidence;
-            e.why = format!(
-                "{}; but which item this is is in doubt: {item}: {}",
-                e.why, id.why
-            );
-            e.measured.insert(
-                "identity_confidence".to_string(),
-                (id.confidence * 100.0).round() / 100.0,
-            );
+        if let Some((item, id)) = doubt {
+            d.evidence = std::mem::take(&mut d.evidence).no_surer_than_identity(item, id);
         }
     }
 }
