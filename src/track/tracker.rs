@@ -998,9 +998,13 @@ impl Tracker {
             .iter()
             .map(|d| beyond(d.pt_in_table) && is_scenery(d.pt_in_table))
             .collect();
-        // A spot empty for as long as it takes to become scenery is forgotten.
-        self.still_beyond_edge
-            .retain(|s| frame.saturating_sub(s.last) <= settled);
+        // A spot empty for as long as it takes to become scenery is forgotten, unless
+        // it had become scenery: scenery does not leave, it is only hidden for a while
+        // (an arm reaching over the edge, its shadow), and seen again it is no newcomer
+        // for a lost item's widening gate to take.
+        self.still_beyond_edge.retain(|s| {
+            frame.saturating_sub(s.last) <= settled || s.last.saturating_sub(s.first) >= settled
+        });
         if !fish_drop.iter().chain(&coin_drop).any(|&d| d) {
             return None;
         }

@@ -1053,6 +1053,51 @@ fn a_coin_lost_on_the_table_is_not_found_in_a_still_sighting_beyond_the_edge() {
     );
 }
 
+/// Scenery beyond the edge hidden for a while (an arm reaching over the edge to flick)
+/// is still scenery when the arm has gone: a coin that vanished while sliding on the
+/// table must not be "found" there the moment it shows again (sweep-037: the coin in
+/// the mover's hole called fallen where the floor showed again as the arm withdrew).
+#[test]
+fn scenery_beyond_the_edge_seen_again_after_an_arm_hid_it_takes_no_lost_coin() {
+    let cfg = TrackerConfig::new(FPS, 2, Table::rectangle(W, H), &Items::default_set()).unwrap();
+    let coin_at = |x: f64, y: f64| CoinDetection {
+        pt_in_table: Point::new(x, y),
+        radius_mm: Some(COIN_R),
+        confidence: 0.5,
+        streak: None,
+        in_hole_of: None,
+    };
+    let phantom = coin_at(450.0, -17.0);
+    let mut tracker = Tracker::new(cfg);
+    let mut last = None;
+    for f in 0..60u64 {
+        let mut d = FrameDetections::empty(f);
+        // Seen from the start, hidden under the arm from frame 13 to 32.
+        if !(13..=32).contains(&f) {
+            d.coins.push(phantom.clone());
+        }
+        // Still until frame 23, then sliding along +x at 600 mm/s, unseen from 31.
+        match f {
+            0..=23 => d.coins.push(coin_at(300.0, 60.0)),
+            24..=30 => d.coins.push(coin_at(300.0 + 20.0 * (f - 23) as f64, 60.0)),
+            _ => {}
+        }
+        last = Some(tracker.update(f, &d));
+    }
+    let tf = last.unwrap();
+    let coins: Vec<_> = tf
+        .items
+        .iter()
+        .filter(|t| t.kind == fishtrack::model::ItemKind::Coin && t.state != TrackState::Tentative)
+        .collect();
+    assert_eq!(coins.len(), 1, "one coin tracked: {coins:?}");
+    assert!(
+        coins[0].state.on_table(),
+        "taken off the table by the scenery seen again: {:?}",
+        coins[0].state
+    );
+}
+
 /// Two resting fish whose colours the detector misreads (swapped) for `bad` frames.
 fn colour_misread(bad: std::ops::Range<u64>) -> Vec<TrackFrame> {
     let cfg = TrackerConfig::new(FPS, 2, Table::rectangle(W, H), &Items::default_set()).unwrap();
