@@ -1,10 +1,63 @@
 //! Each player's colour coverage of every pixel (how far its chroma lies from the
-//! table's toward the player's), and the `blocked` bits: per pixel, what a player's
-//! tag cannot show there (another player's colour, an occluder).
+//! table's toward the player's), the `blocked` bits: per pixel, what a player's
+//! tag cannot show there (another player's colour, an occluder), and the players'
+//! colours the scenery beyond the table's edge shows of itself.
 
 use super::look::dist2;
 use super::raster::grow_bits;
 use super::{Detector, TopGrid};
+
+/// The players' colours that the scenery beyond the table's edge shows in the first
+/// whole view (a side face or a floor of a tag's colour: a red tag's on a maroon
+/// face), pixel by pixel on that view's grid.
+/// At a match's opening every tag lies on the table (R2), so what shows a player's
+/// colour beyond the edge then is scenery; it stays put. A tag later seen over it
+/// explains it; no tag is to be placed by it.
+#[derive(Debug, Clone, Default)]
+pub(super) struct EdgeScenery {
+    grid: Option<TopGrid>,
+    bits: Vec<u8>,
+    /// Where the current view's pixel (0, 0) lies in `grid`.
+    offset: Option<(usize, usize)>,
+    scratch: Vec<u8>,
+}
+
+impl EdgeScenery {
+    /// Learns the scenery from a whole view's players' coverages (`players` of them,
+    /// player after player), once.
+    pub(super) fn learn_once(
+        &mut self,
+        g: &TopGrid,
+        on_table: &[bool],
+        coverages: &[f32],
+        players: usize,
+    ) {
+        if self.grid.is_some() {
+            return;
+        }
+        let n = g.width * g.height;
+        self.bits = (0..n)
+            .map(|i| u8::from(!on_table[i] && (0..players).any(|k| coverages[k * n + i] > 0.0)))
+            .collect();
+        // Grown by two pixels: coverage near the floor flickers with noise.
+        grow_bits(&mut self.bits, &mut self.scratch, g.width, g.height);
+        grow_bits(&mut self.bits, &mut self.scratch, g.width, g.height);
+        self.grid = Some(*g);
+    }
+
+    /// Places the view `g` on the learned grid for [`Self::at`].
+    pub(super) fn view(&mut self, g: &TopGrid) {
+        self.offset = self.grid.and_then(|m| m.offset_of(g));
+    }
+
+    /// Whether pixel (u, v) of the current view showed scenery of a player's colour.
+    pub(super) fn at(&self, u: usize, v: usize) -> bool {
+        match (self.offset, self.grid) {
+            (Some((ou, ov)), Some(m)) => self.bits[(v + ov) * m.width + u + ou] != 0,
+            _ => false,
+        }
+    }
+}
 
 /// Players with a bit of their own in `Detector::blocked`.
 const PLAYER_BITS: usize = 6;

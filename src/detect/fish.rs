@@ -198,6 +198,11 @@ impl Template {
     }
 }
 
+/// A point of a tag's colour blob: where (table mm), its coverage weight (mm²), and
+/// whether it counts against a pose that does not cover it: all but the scenery's
+/// own colour beyond the table's edge ([`super::coverage::EdgeScenery`]).
+type BlobPoint = (Vector, f64, bool);
+
 /// Area, centroid and covariance of weighted points.
 pub(super) fn moments(
     points: impl Iterator<Item = (Vector, f64)>,
@@ -293,10 +298,18 @@ impl Detector {
             hit
         };
         let mut pts = Vec::new();
+        // Beyond the table's edge its side face or the floor may be of a tag's colour
+        // (a red tag by a maroon side face) and join the tag's blob: how many pixels
+        // lie there, and which count against a pose that does not cover them.
+        let mut beyond_edge = 0usize;
+        let mut counts_against = Vec::new();
         for v in v0..=v1 {
             for u in u0..=u1 {
                 let w = coverage[v * g.width + u];
                 if w > 0.0 && near_kept(u, v) {
+                    let on_top = self.on_table[v * g.width + u];
+                    beyond_edge += usize::from(!on_top);
+                    counts_against.push(on_top || !self.edge_scenery.at(u, v));
                     pts.push((
                         g.table_from_px(u as f64, v as f64).coords,
                         w as f64 * px_area,
@@ -308,7 +321,12 @@ impl Detector {
         let visible_fraction = area / self.template.area;
         // Blob points (thinned) for the "explained" term of the agreement.
         let step = (pts.len() / 300).max(1);
-        let blob: Vec<(Vector, f64)> = pts.iter().step_by(step).copied().collect();
+        let blob: Vec<BlobPoint> = pts
+            .iter()
+            .zip(&counts_against)
+            .step_by(step)
+            .map(|(&(p, w), &against)| (p, w, against))
+            .collect();
         if visible_fraction < self.config.min_visible_fraction {
             // Too little seen to place a tag anew; but a tag a hand lies over (unseen:
             // see below) is still where it settled if all of its colour that shows
@@ -342,6 +360,29 @@ impl Detector {
         if let Some(p) = prior {
             starts.push(p);
             starts.push(at_centroid(p.angle()));
+        }
+        let mut edge_starts = false;
+        if elongated && beyond_edge > 0 {
+            // The part on the table top alone starts fits too, so that scenery of a
+            // tag's colour beyond the edge cannot decide where they begin; a tag that
+            // truly overhangs the edge still fits its whole blob better.
+            let on_top = pts
+                .iter()
+                .filter(|(p, _)| self.table.contains(Point::from(*p)))
+                .copied();
+            let (top_area, top_centroid, top_cov) = moments(on_top);
+            if top_area > self.config.min_visible_fraction * self.template.area {
+                let base = axis_of(&top_cov).0 - self.template.axis;
+                for theta in [base, base + std::f64::consts::PI] {
+                    let c = Rotation2::new(theta) * self.template.centroid;
+                    starts.push(Pose::fish(
+                        top_centroid.x - c.x,
+                        top_centroid.y - c.y,
+                        theta,
+                    ));
+                }
+                edge_starts = true;
+            }
         }
         if !fully_seen || !elongated {
             // Partly hidden or round: the moments say little; try every 30 degrees too,
@@ -381,8 +422,9 @@ impl Detector {
             candidates.push((fit, pose));
             // A wholly seen tag that fits well has no other reading; while things move
             // the first good reading is taken too (the readings of a partly hidden tag
-            // are weighed against its track only at rest, below).
-            if (fully_seen || quick) && fit >= GOOD_FIT {
+            // are weighed against its track only at rest, below). Where the blob
+            // reaches beyond the edge the readings are weighed against each other.
+            if (fully_seen || quick) && fit >= GOOD_FIT && !edge_starts {
                 break;
             }
         }
@@ -404,7 +446,7 @@ impl Detector {
             let reach = self.footprint.reach();
             let grid_step = 6.0;
             let k = (reach / grid_step).ceil() as i64;
-            let thin_blob: Vec<(Vector, f64)> = blob.iter().step_by(4).copied().collect();
+            let thin_blob: Vec<BlobPoint> = blob.iter().step_by(4).copied().collect();
             // The seen part's centroid lies on the tag (or, smeared, about where the
             // tag's centroid passed): places that put the tag's centroid farther from it
             // than the material reaches (and a grid step more) cannot explain it.
@@ -558,7 +600,7 @@ impl Detector {
         player: usize,
         prior: Option<Pose>,
         settled: Option<Pose>,
-        blob: &[(Vector, f64)],
+        blob: &[BlobPoint],
         quick: bool,
     ) -> Option<Pose> {
         settled.or(prior).filter(|at| {
@@ -666,7 +708,7 @@ impl Detector {
         g: &TopGrid,
         player: usize,
         pose: &Pose,
-        blob: &[(Vector, f64)],
+        blob: &[BlobPoint],
         coarse: bool,
     ) -> f64 {
         self.agreement_terms(g, player, pose, blob, coarse, false)
@@ -681,7 +723,7 @@ impl Detector {
         g: &TopGrid,
         player: usize,
         pose: &Pose,
-        blob: &[(Vector, f64)],
+        blob: &[BlobPoint],
         coarse: bool,
         all_terms: bool,
     ) -> Agreement {
@@ -754,14 +796,19 @@ impl Detector {
             (hs + unseen * (hole.len() - hn) as f64) / hole.len().max(1) as f64
         };
         let (mut explained, mut total) = (0.0, 0.0);
-        for (p, wt) in blob {
-            total += wt;
+        for &(p, wt, counts_against) in blob {
             let d = p - t;
             // The inverse rotation, written out.
-            if self
+            let on = self
                 .template
-                .on_material(Vector::new(c * d.x + s * d.y, -s * d.x + c * d.y))
-            {
+                .on_material(Vector::new(c * d.x + s * d.y, -s * d.x + c * d.y));
+            // The scenery's own colour beyond the table's edge (a side face or a floor
+            // of the tag's colour) counts for a pose that lies over it, and never
+            // against one that does not.
+            if counts_against || on {
+                total += wt;
+            }
+            if on {
                 explained += wt;
             }
         }
@@ -782,7 +829,7 @@ impl Detector {
         player: usize,
         start: Pose,
         start_fit: f64,
-        blob: &[(Vector, f64)],
+        blob: &[BlobPoint],
         quick: bool,
     ) -> (Pose, f64) {
         let mut pose = start;

@@ -141,6 +141,8 @@ pub struct Detector {
     blocked: Vec<u8>,
     /// Scratch for growing `blocked`.
     blocked_tmp: Vec<u8>,
+    /// The players' colours the scenery beyond the edge shows of itself.
+    edge_scenery: coverage::EdgeScenery,
     labels: Vec<u32>,
     grey: Vec<f32>,
     votes: Vec<u16>,
@@ -203,6 +205,7 @@ impl Detector {
             coverages: Vec::new(),
             blocked: Vec::new(),
             blocked_tmp: Vec::new(),
+            edge_scenery: coverage::EdgeScenery::default(),
             labels: Vec::new(),
             grey: Vec::new(),
             votes: Vec::new(),
@@ -320,6 +323,11 @@ impl Detector {
             ..Default::default()
         };
         self.player_coverages(&g, table_chroma);
+        if !hints.partial_view {
+            self.edge_scenery
+                .learn_once(&g, &self.on_table, &self.coverages, self.players.len());
+        }
+        self.edge_scenery.view(&g);
         for player in 0..self.players.len() {
             let prior = hints.fish.get(player).copied().flatten();
             let settled = hints.settled.get(player).copied().flatten();
@@ -1186,6 +1194,101 @@ mod tests {
             "the tag not found at {at:?}: {:?}",
             f.map(|f| f.pose)
         );
+    }
+
+    /// A red tag 5 mm from the table's edge, the table's side face past the edge a
+    /// dark red-brown (sweep-029: light laminate, its side face 16 mm deep): the face
+    /// reads about half way from the table's colour to the tag's, joins the tag's blob
+    /// and nearly doubles it. Placed by the whole blob the tag sat 25 mm off and 23°
+    /// turned at rest, and whenever anything moved it was put at the blob's centroid
+    /// over the edge (its fit, the blob half unexplained, below the smear bar): the
+    /// match's first flick was seen 35 frames early. Colour beyond the edge counts
+    /// for a pose that lies over it and never against one that does not.
+    #[test]
+    fn a_tag_by_the_edge_is_not_drawn_onto_a_side_face_of_its_colour() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 30.0);
+        let at = Pose::fish(150.0, 20.0, std::f64::consts::FRAC_PI_2);
+        let rgb = tag_by_a_red_side_face(&grid, &items, &table, Some(at));
+        let red = [214, 39, 40];
+        let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
+        for quick in [false, true] {
+            let s = det.detect_with(
+                &TopView {
+                    grid,
+                    rgb: &rgb,
+                    bgr: false,
+                },
+                &Hints {
+                    quick,
+                    ..Hints::default()
+                },
+            );
+            let f = s.fish.iter().find(|f| f.player == 0);
+            assert!(
+                f.is_some_and(|f| (f.pose.point() - at.point()).norm() < 1.5
+                    && wrap_angle(f.pose.angle() - at.angle()).abs() < 0.05),
+                "quick {quick}: the tag not found at {at:?}: {:?}",
+                f.map(|f| f.pose)
+            );
+        }
+    }
+
+    /// The same side face, learned as scenery from an opening view with the tag on
+    /// the table; the tag then slides to hang its hole end over the edge, over the
+    /// face: what it covers there is explained by the pose that overhangs.
+    #[test]
+    fn a_tag_hanging_over_a_side_face_of_its_colour_is_placed_over_it() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 30.0);
+        let opening = Pose::fish(150.0, 60.0, std::f64::consts::FRAC_PI_2);
+        let over = Pose::fish(90.0, -4.0, std::f64::consts::FRAC_PI_2 + 0.3);
+        let red = [214, 39, 40];
+        let mut det = Detector::new(&items, &[red], table.clone(), DetectorConfig::default());
+        for (at, quick) in [(opening, false), (over, true), (over, false)] {
+            let rgb = tag_by_a_red_side_face(&grid, &items, &table, Some(at));
+            let s = det.detect_with(
+                &TopView {
+                    grid,
+                    rgb: &rgb,
+                    bgr: false,
+                },
+                &Hints {
+                    quick,
+                    ..Hints::default()
+                },
+            );
+            let f = s.fish.iter().find(|f| f.player == 0);
+            assert!(
+                f.is_some_and(|f| (f.pose.point() - at.point()).norm() < 1.5
+                    && wrap_angle(f.pose.angle() - at.angle()).abs() < 0.05),
+                "quick {quick}: the tag not found at {at:?}: {:?}",
+                f.map(|f| f.pose)
+            );
+        }
+    }
+
+    /// A light laminate table whose side face, 16 mm deep past the edge, is a dark
+    /// red-brown (sweep-029), a grey floor beyond, and a red tag at `at`.
+    fn tag_by_a_red_side_face(
+        grid: &TopGrid,
+        items: &Items,
+        table: &Table,
+        at: Option<Pose>,
+    ) -> Vec<u8> {
+        let placed = at.map(|at| FishFootprint::new(items).placed(&at));
+        supersample(grid, |p| {
+            let beyond = -table.signed_distance(p);
+            match &placed {
+                Some(f) if (p - f.hole.center).norm() < items.coin.radius => [200.0, 140.0, 70.0],
+                Some(f) if f.covers(p) => [252.0, 80.0, 72.0],
+                _ if beyond <= 0.0 => [188.0, 125.0, 76.0],
+                _ if beyond < 16.0 => [90.0, 42.0, 25.0],
+                _ => [150.0, 150.0, 145.0],
+            }
+        })
     }
 
     /// A whole tag counted pixel by pixel, with the coin in its hole and its dark rim,
