@@ -1214,24 +1214,7 @@ mod tests {
         let red = [214, 39, 40];
         let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
         for quick in [false, true] {
-            let s = det.detect_with(
-                &TopView {
-                    grid,
-                    rgb: &rgb,
-                    bgr: false,
-                },
-                &Hints {
-                    quick,
-                    ..Hints::default()
-                },
-            );
-            let f = s.fish.iter().find(|f| f.player == 0);
-            assert!(
-                f.is_some_and(|f| (f.pose.point() - at.point()).norm() < 1.5
-                    && wrap_angle(f.pose.angle() - at.angle()).abs() < 0.05),
-                "quick {quick}: the tag not found at {at:?}: {:?}",
-                f.map(|f| f.pose)
-            );
+            assert_red_tag_found_at(&mut det, grid, &rgb, quick, at);
         }
     }
 
@@ -1249,25 +1232,37 @@ mod tests {
         let mut det = Detector::new(&items, &[red], table.clone(), DetectorConfig::default());
         for (at, quick) in [(opening, false), (over, true), (over, false)] {
             let rgb = tag_by_a_red_side_face(&grid, &items, &table, Some(at));
-            let s = det.detect_with(
-                &TopView {
-                    grid,
-                    rgb: &rgb,
-                    bgr: false,
-                },
-                &Hints {
-                    quick,
-                    ..Hints::default()
-                },
-            );
-            let f = s.fish.iter().find(|f| f.player == 0);
-            assert!(
-                f.is_some_and(|f| (f.pose.point() - at.point()).norm() < 1.5
-                    && wrap_angle(f.pose.angle() - at.angle()).abs() < 0.05),
-                "quick {quick}: the tag not found at {at:?}: {:?}",
-                f.map(|f| f.pose)
-            );
+            assert_red_tag_found_at(&mut det, grid, &rgb, quick, at);
         }
+    }
+
+    /// Detects one view (`quick`: while things move) and asserts player 0's tag is
+    /// found at `at` (1.5 mm, 3°).
+    fn assert_red_tag_found_at(
+        det: &mut Detector,
+        grid: TopGrid,
+        rgb: &[u8],
+        quick: bool,
+        at: Pose,
+    ) {
+        let s = det.detect_with(
+            &TopView {
+                grid,
+                rgb,
+                bgr: false,
+            },
+            &Hints {
+                quick,
+                ..Hints::default()
+            },
+        );
+        let f = s.fish.iter().find(|f| f.player == 0);
+        assert!(
+            f.is_some_and(|f| (f.pose.point() - at.point()).norm() < 1.5
+                && wrap_angle(f.pose.angle() - at.angle()).abs() < 0.05),
+            "quick {quick}: the tag not found at {at:?}: {:?}",
+            f.map(|f| f.pose)
+        );
     }
 
     /// A light laminate table whose side face, 16 mm deep past the edge, is a dark

@@ -1011,45 +1011,57 @@ fn a_fish_seen_moving_over_the_edge_then_gone_fell_but_one_resting_there_did_not
     }
 }
 
+/// A coin sighting at (x, y) in table mm.
+fn coin_at(x: f64, y: f64) -> CoinDetection {
+    CoinDetection {
+        pt_in_table: Point::new(x, y),
+        radius_mm: Some(COIN_R),
+        confidence: 0.5,
+        streak: None,
+        in_hole_of: None,
+    }
+}
+
+/// The state of the one coin tracked after `frames` frames whose sightings `coins`
+/// gives frame by frame.
+fn the_one_coin_after(frames: u64, coins: impl Fn(u64) -> Vec<CoinDetection>) -> TrackState {
+    let cfg = TrackerConfig::new(FPS, 2, Table::rectangle(W, H), &Items::default_set()).unwrap();
+    let mut tracker = Tracker::new(cfg);
+    let mut last = None;
+    for f in 0..frames {
+        let mut d = FrameDetections::empty(f);
+        d.coins = coins(f);
+        last = Some(tracker.update(f, &d));
+    }
+    let tf = last.expect("frames");
+    let tracked: Vec<_> = tf
+        .items
+        .iter()
+        .filter(|t| t.kind == fishtrack::model::ItemKind::Coin && t.state != TrackState::Tentative)
+        .collect();
+    assert_eq!(tracked.len(), 1, "one coin tracked: {tracked:?}");
+    tracked[0].state
+}
+
 /// Something beyond the edge that the detector reads as a coin in every frame (the
 /// table's front face, a coin on the floor) is scenery: a coin that vanishes
 /// while sliding on the table (too blurred to see) must not be "found" there and
 /// called fallen.
 #[test]
 fn a_coin_lost_on_the_table_is_not_found_in_a_still_sighting_beyond_the_edge() {
-    let cfg = TrackerConfig::new(FPS, 2, Table::rectangle(W, H), &Items::default_set()).unwrap();
-    let coin_at = |x: f64, y: f64| CoinDetection {
-        pt_in_table: Point::new(x, y),
-        radius_mm: Some(COIN_R),
-        confidence: 0.5,
-        streak: None,
-        in_hole_of: None,
-    };
-    let phantom = coin_at(470.0, -15.0);
-    let mut tracker = Tracker::new(cfg);
-    let mut last = None;
-    for f in 0..40u64 {
-        let mut d = FrameDetections::empty(f);
-        d.coins.push(phantom.clone());
+    let state = the_one_coin_after(40, |f| {
+        let mut d = vec![coin_at(470.0, -15.0)];
         // Still until frame 20, then sliding along +x at 1200 mm/s, unseen from 24.
         match f {
-            0..=20 => d.coins.push(coin_at(300.0, 60.0)),
-            21..=23 => d.coins.push(coin_at(300.0 + 40.0 * (f - 20) as f64, 60.0)),
+            0..=20 => d.push(coin_at(300.0, 60.0)),
+            21..=23 => d.push(coin_at(300.0 + 40.0 * (f - 20) as f64, 60.0)),
             _ => {}
         }
-        last = Some(tracker.update(f, &d));
-    }
-    let tf = last.unwrap();
-    let coins: Vec<_> = tf
-        .items
-        .iter()
-        .filter(|t| t.kind == fishtrack::model::ItemKind::Coin && t.state != TrackState::Tentative)
-        .collect();
-    assert_eq!(coins.len(), 1, "one coin tracked: {coins:?}");
+        d
+    });
     assert!(
-        coins[0].state.on_table(),
-        "taken off the table by the still sighting: {:?}",
-        coins[0].state
+        state.on_table(),
+        "taken off the table by the still sighting: {state:?}"
     );
 }
 
@@ -1059,42 +1071,23 @@ fn a_coin_lost_on_the_table_is_not_found_in_a_still_sighting_beyond_the_edge() {
 /// the mover's hole called fallen where the floor showed again as the arm withdrew).
 #[test]
 fn scenery_beyond_the_edge_seen_again_after_an_arm_hid_it_takes_no_lost_coin() {
-    let cfg = TrackerConfig::new(FPS, 2, Table::rectangle(W, H), &Items::default_set()).unwrap();
-    let coin_at = |x: f64, y: f64| CoinDetection {
-        pt_in_table: Point::new(x, y),
-        radius_mm: Some(COIN_R),
-        confidence: 0.5,
-        streak: None,
-        in_hole_of: None,
-    };
-    let phantom = coin_at(450.0, -17.0);
-    let mut tracker = Tracker::new(cfg);
-    let mut last = None;
-    for f in 0..60u64 {
-        let mut d = FrameDetections::empty(f);
+    let state = the_one_coin_after(60, |f| {
+        let mut d = Vec::new();
         // Seen from the start, hidden under the arm from frame 13 to 32.
         if !(13..=32).contains(&f) {
-            d.coins.push(phantom.clone());
+            d.push(coin_at(450.0, -17.0));
         }
         // Still until frame 23, then sliding along +x at 600 mm/s, unseen from 31.
         match f {
-            0..=23 => d.coins.push(coin_at(300.0, 60.0)),
-            24..=30 => d.coins.push(coin_at(300.0 + 20.0 * (f - 23) as f64, 60.0)),
+            0..=23 => d.push(coin_at(300.0, 60.0)),
+            24..=30 => d.push(coin_at(300.0 + 20.0 * (f - 23) as f64, 60.0)),
             _ => {}
         }
-        last = Some(tracker.update(f, &d));
-    }
-    let tf = last.unwrap();
-    let coins: Vec<_> = tf
-        .items
-        .iter()
-        .filter(|t| t.kind == fishtrack::model::ItemKind::Coin && t.state != TrackState::Tentative)
-        .collect();
-    assert_eq!(coins.len(), 1, "one coin tracked: {coins:?}");
+        d
+    });
     assert!(
-        coins[0].state.on_table(),
-        "taken off the table by the scenery seen again: {:?}",
-        coins[0].state
+        state.on_table(),
+        "taken off the table by the scenery seen again: {state:?}"
     );
 }
 
