@@ -943,6 +943,16 @@ pub(crate) fn median_of(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The signals whose steepest rise marks the table's edge.
+struct EdgeSignals {
+    /// The one that separates the table from the floor better, for the outline.
+    chosen: Plane,
+    /// The hue signal when `chosen` is the colour distance and the floor's colour
+    /// differs from the table's in hue at all: per side, its reading is taken where
+    /// it disagrees with the colour distance's ([`hue_reading_wins`]).
+    hue: Option<Plane>,
+}
+
 /// The signal whose steepest rise marks the table's edge. When the table and the
 /// floor differ in hue: the part of the colour orthogonal to the table's colour
 /// (along the floor's such part), which is 0 on the table *at any brightness*, so a
@@ -953,7 +963,7 @@ fn edge_signal(
     undistorted: &Mat,
     smooth: &Mat,
     quad: &[Point2<f64>; 4],
-) -> Result<Plane, CalibrateError> {
+) -> Result<EdgeSignals, CalibrateError> {
     let centre =
         Point2::from((quad[0].coords + quad[1].coords + quad[2].coords + quad[3].coords) / 4.0);
     let (w, h) = (undistorted.cols(), undistorted.rows());
@@ -1001,14 +1011,71 @@ fn edge_signal(
     let perp = [0, 1, 2].map(|c| floor[c] - along * t_hat[c]);
     let perp_norm = dist3(perp, [0.0; 3]);
     let colour_score = score(&|p| dist3(p, table));
+    let mut hue = None;
     if perp_norm > 1e-6 {
         let axis = perp.map(|v| v / perp_norm);
         let hue_score = score(&|p| p[0] * axis[0] + p[1] * axis[1] + p[2] * axis[2]);
         if hue_score >= 4.0 || hue_score >= colour_score {
-            return colour_projection(smooth, axis);
+            return Ok(EdgeSignals {
+                chosen: colour_projection(smooth, axis)?,
+                hue: None,
+            });
         }
+        // The floor may differ from the top mostly in brightness, and then the
+        // colour distance separates them better; but it also rises over a darker
+        // rim or bevel inside the top's edge, and where the floor is as dark as
+        // that shade the rise's centroid lies on the rim (1–2 px inside on random
+        // looks 4 and 38; outward on look 13's lighter floor). Kept for the sides.
+        hue = Some(colour_projection(smooth, axis)?);
     }
-    colour_distance(smooth, table)
+    Ok(EdgeSignals {
+        chosen: colour_distance(smooth, table)?,
+        hue,
+    })
+}
+
+/// How many of its own standard errors the hue's line must lie from the colour
+/// distance's, at an end of the side, to be taken instead: a 3-sigma disagreement
+/// is no noise of the hue's, and the hue, blind to brightness, cannot be pulled by
+/// the top's shading; the colour distance can.
+const HUE_DISAGREEMENT_SIGMAS: f64 = 3.0;
+
+/// Whether a side's hue reading (its line and the points it kept) is to be taken
+/// over the colour distance's line: where the two agree within the hue's noise the
+/// colour distance, steeper and less noisy, stands; where they disagree by more
+/// ([`HUE_DISAGREEMENT_SIGMAS`]), the colour distance was pulled by a darker rim,
+/// bevel or shading of the top (look 38: 1.8 px inside on every clear side, the
+/// hue within 0.2 px but with a spread of 0.5–0.7 px a point).
+fn hue_reading_wins(
+    side: &Side,
+    colour: &Line2,
+    hue: (&Line2, &[Point2<f64>]),
+    stations: usize,
+) -> bool {
+    let (line, kept) = hue;
+    // An edge found along most of the side, not a few stray rises.
+    if kept.len() < 10 || 2 * kept.len() < stations {
+        return false;
+    }
+    let n = kept.len() as f64;
+    let rms = (kept.iter().map(|&p| line.distance(p).powi(2)).sum::<f64>() / n).sqrt();
+    // A line's offset at the ends of a uniform spread of points is twice as
+    // uncertain as at their middle; neighbouring samples share their errors
+    // ([`EDGE_SAMPLE_CORRELATION`]).
+    let se_end = 2.0 * rms * (EDGE_SAMPLE_CORRELATION / n).sqrt();
+    // Where each line crosses the side's normal at its measured ends.
+    let across = |l: &Line2, q: Point2<f64>| {
+        let along_normal = l.normal.dot(&side.normal);
+        (along_normal.abs() > 1e-6).then(|| -l.distance(q) / along_normal)
+    };
+    let skip = (CORNER_SKIP_FRACTION * side.len).max(CORNER_SKIP_PX);
+    [skip, side.len - skip].iter().any(|&t| {
+        let q = side.a + side.dir * t;
+        match (across(line, q), across(colour, q)) {
+            (Some(h), Some(c)) => (h - c).abs() > HUE_DISAGREEMENT_SIGMAS * se_end,
+            _ => false,
+        }
+    })
 }
 
 /// The median colour of the central tenth of the frame (each way): the table's colour.
@@ -1840,10 +1907,10 @@ fn outer_outline(
     rough: &[Point2<f64>; 4],
     camera: &CameraIntrinsics,
     rect: &[Point2<f64>],
-) -> Result<(f64, Plane, [Point2<f64>; 4]), CalibrateError> {
+) -> Result<(f64, EdgeSignals, [Point2<f64>; 4]), CalibrateError> {
     let tableness = edge_signal(undistorted, smooth, rough)?;
-    let first = refine_quad(rough, &tableness, camera, 10.0)?;
-    let outer = refine_quad(&first, &tableness, camera, 4.0)?;
+    let first = refine_quad(rough, &tableness.chosen, camera, 10.0)?;
+    let outer = refine_quad(&first, &tableness.chosen, camera, 4.0)?;
     let degenerate = || CalibrateError::TableNotFound("its corners are degenerate".into());
     let (ordered, _) =
         order_table_corners(&outer, camera, rect[2].x, rect[2].y).ok_or_else(degenerate)?;
@@ -1936,7 +2003,18 @@ pub fn detect_table(
             .ok_or_else(|| CalibrateError::TableNotFound("a table side is too short".into()))?;
         let reach =
             face_reach_px(&pose, camera, rect[k], rect[(k + 1) % 4], side.normal).unwrap_or(0.0);
-        let (line, kept) = fit_side(&measure_outer_side(&side, &tableness, camera, 4.0), k)?;
+        let (mut line, mut kept) = fit_side(
+            &measure_outer_side(&side, &tableness.chosen, camera, 4.0),
+            k,
+        )?;
+        if let Some(hue) = &tableness.hue {
+            let stations = side.stations().count();
+            if let Ok((l, p)) = fit_side(&measure_outer_side(&side, hue, camera, 4.0), k) {
+                if hue_reading_wins(&side, &line, (&l, &p), stations) {
+                    (line, kept) = (l, p);
+                }
+            }
+        }
         (lines[k], points[k]) = (line, kept);
         // A face under a pixel tall cannot be told from the edge's own blur.
         if showing[k] && reach >= 1.0 {

@@ -49,7 +49,7 @@ fn render(dir: &Path, camera: &str, render: &str, seed: u64) {
 /// The worst distance (mm) over an 11 x 8 grid of table points between each point
 /// and where `ours` maps the pixel at which `truth` sees it; corner 0 may be the
 /// truth's 0 or 2 (a rectangle's half-turn).
-fn worst_table_error_mm(truth: &TableCalibration, ours: &TableCalibration) -> f64 {
+pub(crate) fn worst_table_error_mm(truth: &TableCalibration, ours: &TableCalibration) -> f64 {
     let (w, h) = (1000.0, 700.0);
     let mut worst: f64 = 0.0;
     for i in 0..=10 {
