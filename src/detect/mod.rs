@@ -1143,13 +1143,7 @@ mod tests {
             rgb: &rgb,
             bgr: false,
         });
-        let f = s.fish.iter().find(|f| f.player == 0);
-        assert!(
-            f.is_some_and(|f| (f.pose.point() - at.point()).norm() < 2.0
-                && wrap_angle(f.pose.angle() - at.angle()).abs() < 0.1),
-            "the tag not found at {at:?}: {:?}",
-            f.map(|f| f.pose)
-        );
+        assert_tag_found_at(&s, at, 2.0, Some(0.1));
     }
 
     /// Maroon cloth and a red tag on it as sweep-017 shows them (its look 101973).
@@ -1188,12 +1182,7 @@ mod tests {
             "the tag taken for a hand: {:?}",
             s.occluders
         );
-        let f = s.fish.iter().find(|f| f.player == 0);
-        assert!(
-            f.is_some_and(|f| (f.pose.point() - at.point()).norm() < 1.0),
-            "the tag not found at {at:?}: {:?}",
-            f.map(|f| f.pose)
-        );
+        assert_tag_found_at(&s, at, 1.0, None);
     }
 
     /// A red tag 5 mm from the table's edge, the table's side face past the edge a
@@ -1256,11 +1245,17 @@ mod tests {
                 ..Hints::default()
             },
         );
+        assert_tag_found_at(&s, at, 1.5, Some(0.05));
+    }
+
+    /// Asserts player 0's tag was found within `within_mm` of `at` and, if given,
+    /// within `within_rad` of its angle.
+    fn assert_tag_found_at(s: &Sightings, at: Pose, within_mm: f64, within_rad: Option<f64>) {
         let f = s.fish.iter().find(|f| f.player == 0);
         assert!(
-            f.is_some_and(|f| (f.pose.point() - at.point()).norm() < 1.5
-                && wrap_angle(f.pose.angle() - at.angle()).abs() < 0.05),
-            "quick {quick}: the tag not found at {at:?}: {:?}",
+            f.is_some_and(|f| (f.pose.point() - at.point()).norm() < within_mm
+                && within_rad.is_none_or(|r| wrap_angle(f.pose.angle() - at.angle()).abs() < r)),
+            "the tag not found at {at:?}: {:?}",
             f.map(|f| f.pose)
         );
     }
@@ -1309,11 +1304,7 @@ mod tests {
             "learned {:?}, seen {seen:?}",
             det.players[0]
         );
-        let f = s.fish.iter().find(|f| f.player == 0);
-        assert!(
-            f.is_some_and(|f| (f.pose.point() - at.point()).norm() < 1.0),
-            "the tag not found at {at:?}: {s:?}"
-        );
+        assert_tag_found_at(&s, at, 1.0, None);
     }
 
     /// A tag of a colour no player has (a player the game file leaves out) is reported
