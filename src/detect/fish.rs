@@ -299,17 +299,17 @@ impl Detector {
         };
         let mut pts = Vec::new();
         // Beyond the table's edge its side face or the floor may be of a tag's colour
-        // (a red tag by a maroon side face) and join the tag's blob: how many pixels
-        // lie there, and which count against a pose that does not cover them.
-        let mut beyond_edge = 0usize;
+        // (a red tag by a maroon side face) and join the tag's blob: which pixels lie
+        // on the table top, and which count against a pose that does not cover them.
+        let mut on_top = Vec::new();
         let mut counts_against = Vec::new();
         for v in v0..=v1 {
             for u in u0..=u1 {
                 let w = coverage[v * g.width + u];
                 if w > 0.0 && near_kept(u, v) {
-                    let on_top = self.on_table[v * g.width + u];
-                    beyond_edge += usize::from(!on_top);
-                    counts_against.push(on_top || !self.edge_scenery.at(u, v));
+                    let top = self.on_table[v * g.width + u];
+                    on_top.push(top);
+                    counts_against.push(top || !self.edge_scenery.at(u, v));
                     pts.push((
                         g.table_from_px(u as f64, v as f64).coords,
                         w as f64 * px_area,
@@ -362,15 +362,16 @@ impl Detector {
             starts.push(at_centroid(p.angle()));
         }
         let mut edge_starts = false;
-        if elongated && beyond_edge > 0 {
+        if elongated && on_top.contains(&false) {
             // The part on the table top alone starts fits too, so that scenery of a
             // tag's colour beyond the edge cannot decide where they begin; a tag that
             // truly overhangs the edge still fits its whole blob better.
-            let on_top = pts
+            let top_part = pts
                 .iter()
-                .filter(|(p, _)| self.table.contains(Point::from(*p)))
-                .copied();
-            let (top_area, top_centroid, top_cov) = moments(on_top);
+                .zip(&on_top)
+                .filter(|(_, top)| **top)
+                .map(|(p, _)| *p);
+            let (top_area, top_centroid, top_cov) = moments(top_part);
             if top_area > self.config.min_visible_fraction * self.template.area {
                 let base = axis_of(&top_cov).0 - self.template.axis;
                 for theta in [base, base + std::f64::consts::PI] {
