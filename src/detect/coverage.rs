@@ -21,7 +21,6 @@ pub(super) struct EdgeScenery {
     bits: Vec<u8>,
     /// Where the current view's pixel (0, 0) lies in `grid`.
     offset: Option<(usize, usize)>,
-    scratch: Vec<u8>,
 }
 
 impl EdgeScenery {
@@ -42,8 +41,9 @@ impl EdgeScenery {
             .map(|i| u8::from(!on_table[i] && (0..players).any(|k| coverages[k * n + i] > 0.0)))
             .collect();
         // Grown by two pixels: coverage near the floor flickers with noise.
-        grow_bits(&mut self.bits, &mut self.scratch, g.width, g.height);
-        grow_bits(&mut self.bits, &mut self.scratch, g.width, g.height);
+        let mut scratch = Vec::new();
+        grow_bits(&mut self.bits, &mut scratch, g.width, g.height);
+        grow_bits(&mut self.bits, &mut scratch, g.width, g.height);
         self.grid = Some(*g);
     }
 
