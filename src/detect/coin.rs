@@ -1,7 +1,8 @@
-//! Coins: a gradient Hough transform for the known coin radius, peaks refined by a
-//! least-squares circle fit to the edge pixels around them, kept when the inside
-//! looks like a coin; the coin's look learned from coins seen in holes; and coins
-//! too fast for a rim handed to the streak search ([`super::streaks`]).
+//! Coins: a gradient Hough transform for the radius at which coins' rims show, peaks
+//! refined by a least-squares circle fit to the edge pixels around them, kept when
+//! the inside looks like a coin; the coin's look learned from coins seen in holes,
+//! the rim's radius from loose coins seen whole; and coins too fast for a rim handed
+//! to the streak search ([`super::streaks`]).
 
 use super::fish::GOOD_FIT;
 use super::look::{dist2, Look};
@@ -13,6 +14,51 @@ use crate::track::Streak;
 /// How many looks of coins found by their rims are kept while the coins' look is
 /// not known (a match shows a few coins; more adds nothing).
 const MAX_RIM_COIN_LOOKS: usize = 32;
+
+/// The radius at which coins' rims show, learned from loose coins seen whole.
+///
+/// A camera does not draw a coin's rim at its true radius: defocus and the coin's
+/// own edge spread it, and the shadow a coin casts on the table darkens a ring
+/// around it. On another renderer's clips loose coins showed their steepest edges
+/// 8.5 to 10 mm from their centres (7.5 mm coins), on ours 7 to 8. A fit at the true
+/// radius then slides to one side of that wider ring (3 to 4 mm off at rest), so the
+/// Hough votes and the fit use the radius the rims are seen at.
+#[derive(Clone, Debug, Default)]
+pub(super) struct RimRadius {
+    /// The latest readings (mm), one per loose coin per frame.
+    readings: std::collections::VecDeque<f64>,
+}
+
+impl RimRadius {
+    /// Readings kept: a few seconds of a few coins.
+    const KEPT: usize = 64;
+    /// Readings before the learned radius replaces the true one (a reading needs a
+    /// rim seen nearly whole and round, so a few agreeing ones are enough; the
+    /// median then outvotes an odd one).
+    const WANTED: usize = 3;
+    /// How far the seen rim may lie from the true radius, as a share of it: beyond,
+    /// a reading is something else (a hole's rim, two coins touching).
+    const SPREAD: (f64, f64) = (0.8, 1.4);
+
+    /// The radius to look for coins' rims at (mm), given the coins' true radius.
+    pub(super) fn at(&self, true_radius: f64) -> f64 {
+        if self.readings.len() < Self::WANTED {
+            return true_radius;
+        }
+        let mut v: Vec<f64> = self.readings.iter().copied().collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = 0.5 * (v[(n - 1) / 2] + v[n / 2]);
+        median.clamp(Self::SPREAD.0 * true_radius, Self::SPREAD.1 * true_radius)
+    }
+
+    fn add(&mut self, reading_mm: f64) {
+        if self.readings.len() == Self::KEPT {
+            self.readings.pop_front();
+        }
+        self.readings.push_back(reading_mm);
+    }
+}
 
 impl Detector {
     /// Whether a circle found by its edges looks like a coin: its inside differs from
@@ -246,7 +292,7 @@ impl Detector {
         occluders: &[(Point, f64)],
     ) -> Vec<CoinSighting> {
         let (w, h) = (g.width, g.height);
-        let r_px = self.coin_radius / g.mm_per_px;
+        let r_px = self.rim_radius.at(self.coin_radius) / g.mm_per_px;
         // Sobel gradients of the grey image, row by row.
         let grey = &self.grey;
         let mut edges: Vec<(usize, usize, f32, f32)> = Vec::new();
@@ -437,7 +483,55 @@ impl Detector {
                 }
             }
         }
+        let readings: Vec<f64> = coins
+            .iter()
+            .filter(|c| self.shows_whole_rim(c, &coins, &placed, occluders))
+            .filter_map(|c| {
+                let (cu, cv) = g.px_from_table(c.pt_in_table);
+                let reach = Self::RIM_SEARCH.1 * self.coin_radius / g.mm_per_px;
+                buckets.near(
+                    cu.round() as usize,
+                    cv.round() as usize,
+                    reach + 1.0,
+                    &mut near,
+                );
+                rim_reading(&near, cu, cv, self.coin_radius / g.mm_per_px)
+            })
+            .collect();
+        for px in readings {
+            self.rim_radius.add(px * g.mm_per_px);
+        }
         coins
+    }
+
+    /// Where the search for a coin's rim looks, in true radii from its centre.
+    const RIM_SEARCH: (f64, f64) = (0.7, 1.6);
+
+    /// Whether nothing but the table lies within the rim search of a found coin: no
+    /// tag (a hole's rim is the wrong circle), no other coin, no hand, not the
+    /// table's edge.
+    fn shows_whole_rim(
+        &self,
+        c: &CoinSighting,
+        coins: &[CoinSighting],
+        placed: &[crate::geometry::PlacedFish],
+        occluders: &[(Point, f64)],
+    ) -> bool {
+        let reach = Self::RIM_SEARCH.1 * self.coin_radius;
+        let p = c.pt_in_table;
+        let around = crate::geometry::Disc::new(p, reach);
+        c.streak.is_none()
+            && self.table.signed_distance(p) > reach + self.coin_radius
+            && placed.iter().all(|f| {
+                (p - f.hole.center).norm() > f.hole.radius + reach
+                    && !crate::geometry::fish_disc_overlap(f, &around, 0.0)
+            })
+            && coins
+                .iter()
+                .all(|o| std::ptr::eq(o, c) || (o.pt_in_table - p).norm() > 2.0 * reach)
+            && occluders
+                .iter()
+                .all(|(center, radius)| (p - center).norm() > radius + reach)
     }
 
     /// The bands (pixels either side of the radius) of `fit_circle`'s rounds: each
@@ -511,9 +605,82 @@ impl Detector {
         }
         Some(CoinSighting {
             pt_in_table: g.table_from_px(cu, cv),
-            radius_mm: r * g.mm_per_px,
+            // The coin's own size, not its rim's (what holes and overlaps are judged by).
+            radius_mm: self.coin_radius * r / r_px,
             rim_seen,
             streak: None,
         })
     }
+}
+
+/// How far from its centre a coin's rim shows (px), from the radial edges between
+/// [`Detector::RIM_SEARCH`] true radii `r_px` of `(cu, cv)`: per 10° sector the mean
+/// of their positions, a circle fitted to those (its centre free: the found centre
+/// may sit to one side of a rim wider than the true radius), twice, the second time
+/// around the fitted centre. None unless nearly every sector shows a rim and they lie
+/// on one circle (a coin blurred by motion, or half hidden, is no reading).
+fn rim_reading(edges: &[(usize, usize, f32, f32)], cu: f64, cv: f64, r_px: f64) -> Option<f64> {
+    const SECTORS: usize = 36;
+    let (lo, hi) = (Detector::RIM_SEARCH.0 * r_px, Detector::RIM_SEARCH.1 * r_px);
+    let (mut cu, mut cv) = (cu, cv);
+    let mut radius = r_px;
+    for _ in 0..2 {
+        let mut sum = [(0.0f64, 0.0f64); SECTORS];
+        let mut count = [0u32; SECTORS];
+        for &(u, v, nx, ny) in edges {
+            let (du, dv) = (u as f64 - cu, v as f64 - cv);
+            let d = du.hypot(dv);
+            if d < lo || d > hi || ((du * nx as f64 + dv * ny as f64) / d).abs() < 0.8 {
+                continue;
+            }
+            let a = dv.atan2(du);
+            let k = (((a + std::f64::consts::PI) / std::f64::consts::TAU * SECTORS as f64)
+                as usize)
+                .min(SECTORS - 1);
+            sum[k].0 += du;
+            sum[k].1 += dv;
+            count[k] += 1;
+        }
+        let points: Vec<(f64, f64)> = (0..SECTORS)
+            .filter(|&k| count[k] > 0)
+            .map(|k| (sum[k].0 / count[k] as f64, sum[k].1 / count[k] as f64))
+            .collect();
+        if points.len() * 6 < SECTORS * 5 {
+            return None;
+        }
+        let (du, dv, r, rms) = fit_free_circle(&points)?;
+        if rms > 0.1 * r_px {
+            return None;
+        }
+        cu += du;
+        cv += dv;
+        radius = r;
+    }
+    (lo..=hi).contains(&radius).then_some(radius)
+}
+
+/// The circle through `points` in the least-squares sense of its algebraic
+/// distance (Kåsa's fit): centre, radius and the points' RMS distance from it.
+fn fit_free_circle(points: &[(f64, f64)]) -> Option<(f64, f64, f64, f64)> {
+    // x² + y² + D x + E y + F = 0, solved in the least-squares sense.
+    let mut a = nalgebra::Matrix3::<f64>::zeros();
+    let mut b = nalgebra::Vector3::<f64>::zeros();
+    for &(x, y) in points {
+        let row = nalgebra::Vector3::new(x, y, 1.0);
+        a += row * row.transpose();
+        b -= row * (x * x + y * y);
+    }
+    let s = a.lu().solve(&b)?;
+    let (cx, cy) = (-0.5 * s[0], -0.5 * s[1]);
+    let r2 = cx * cx + cy * cy - s[2];
+    let r = r2.sqrt();
+    if !r.is_finite() || r <= 0.0 {
+        return None;
+    }
+    let ms = points
+        .iter()
+        .map(|&(x, y)| ((x - cx).hypot(y - cy) - r).powi(2))
+        .sum::<f64>()
+        / points.len() as f64;
+    Some((cx, cy, r, ms.sqrt()))
 }

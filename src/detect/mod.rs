@@ -163,6 +163,8 @@ pub struct Detector {
     /// The looks of coins found by their rims (the loose test) while the coins' look
     /// was not yet known: what a hole's centre must resemble to teach it.
     rim_coin_looks: Vec<Look>,
+    /// The radius coins' rims show at.
+    rim_radius: coin::RimRadius,
     /// The table and floor looks come from a whole view.
     looks_known: bool,
     /// Moving tags seen well enough to read the exposure from, and readings taken.
@@ -224,6 +226,7 @@ impl Detector {
             },
             coin_look: None,
             rim_coin_looks: Vec::new(),
+            rim_radius: Default::default(),
             looks_known: false,
             colours_learned: false,
             strangers: Vec::new(),
@@ -1550,6 +1553,52 @@ mod tests {
             let look = det.looks_like_coin(&grid, cu, cv, r_px);
             assert!(look.is_none(), "a coin at {:?}: {look:?}", corner + inward);
         }
+    }
+
+    #[test]
+    fn a_loose_coin_ringed_by_its_shadow_is_found_at_its_centre() {
+        // As another renderer draws a coin (foreign f11's loose coin): its rim as dark
+        // as the shadow it casts (a little to one side, the light's), which ends in
+        // the one sharp edge, about 9.6 mm round a 7.5 mm coin. A fit at the coin's
+        // true radius slid to one side of that ring.
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let coin = Point::new(150.3, 100.6);
+        let shadow = coin + crate::geometry::Vector::new(0.3, 0.2);
+        let r = items.coin.radius;
+        let wood = [185.0, 145.0, 95.0];
+        let scene = |p: Point| {
+            let (d, ds) = ((p - coin).norm(), (p - shadow).norm());
+            if d < r {
+                // Lit at the top, as dark as its shadow at its edge.
+                [150.0, 100.0, 55.0].map(|c| c * (0.75 + 0.25 * (1.0 - d / r)))
+            } else {
+                let dark = 0.55 + 0.45 * ((ds - 8.8) / (10.5 - 8.8)).clamp(0.0, 1.0);
+                wood.map(|c| c * dark)
+            }
+        };
+        let rgb = through_camera(&grid, scene, 1.5);
+        let red = [200, 30, 40];
+        let mut det = Detector::new(&items, &[red], table, DetectorConfig::default());
+        let view = TopView {
+            grid,
+            rgb: &rgb,
+            bgr: false,
+        };
+        // The rim's radius is learned over a few frames of the coin at rest.
+        let mut last = Sightings::default();
+        for _ in 0..6 {
+            last = det.detect(&view);
+        }
+        assert_eq!(last.coins.len(), 1, "one coin: {last:?}");
+        let off = (last.coins[0].pt_in_table - coin).norm();
+        assert!(off < 0.7, "the coin found {off:.2} mm off: {last:?}");
+        let size = last.coins[0].radius_mm;
+        assert!(
+            (size - r).abs() < 1.0,
+            "its size as the coin's, not its rim's: {size:.2}"
+        );
     }
 
     #[test]
