@@ -1148,6 +1148,54 @@ pub(crate) fn judge(
             shot.notes.push(format!(
                 "{how}; a hand covers its path: taken as hidden on the table (unsure)"
             ));
+        } else if item.is_fish() {
+            // A tag is too large to go unseen on an open table, and nothing covered
+            // it: it left, though its last sightings make it too slow to get there
+            // (a tag tipping over the edge is seen badly, tilted and blurred, and its
+            // speed read low: on our randomised renders every tag judged so was
+            // lost). It fell where its path meets the edge, or, where that lies
+            // farther on than the tag reaches, at the edge nearest its last place.
+            let (lo, hi) = cfg.table.bounds();
+            let across = (hi - lo).norm();
+            let along = edge_crossing(&cfg.table, com_last, com_last + dir * across);
+            let reach_of_tag = cfg.footprint.reach();
+            let e = if (along - com_last).norm() <= reach_of_tag {
+                along
+            } else {
+                cfg.table.nearest_edge_point(com_last)
+            };
+            let to_edge = (e - com_last).norm();
+            // Not seen in the next frame, so gone by then.
+            let frame = f_last + 1;
+            shot.end.remove(&item);
+            doubt.remove(&item);
+            shot.notes.push(format!(
+                "{how}; nothing could hide it and it was not seen again: taken as fallen at ({:.0}, {:.0}), {to_edge:.0} mm on (unsure: too slow to get there as seen)",
+                e.x, e.y
+            ));
+            // As sure as a tag left unseen on an open table would have been seen;
+            // the shorter the way to the edge, the surer.
+            let lost = measured(evidence::path_call(
+                reach_of_tag - to_edge,
+                reach_of_tag,
+                format!(
+                    "{how}; nothing could hide it, not seen again, the edge {to_edge:.0} mm on"
+                ),
+            ));
+            let mut exit = evidence::exit(item, e, p_last, f_last, frame);
+            exit.evidence.confidence = exit.evidence.confidence.min(lost.confidence);
+            shot.decisions
+                .push(evidence::decision(Call::LostUnseen, item, None, lost));
+            shot.decisions.push(exit);
+            shot.lost.push(LostItem {
+                item,
+                frame,
+                exit: Pose {
+                    x: e.x,
+                    y: e.y,
+                    theta: theta_last,
+                },
+            });
         } else {
             // Nothing could hide it: it should have been seen, a quarter as sure.
             let e = measured(evidence::path_call(
