@@ -303,10 +303,15 @@ impl Detector {
         // on the table top, and which count against a pose that does not cover them.
         let mut on_top = Vec::new();
         let mut counts_against = Vec::new();
+        // Which points belong to the largest blob itself (not a blob beside it).
+        let mut in_largest = Vec::new();
+        let largest = best.label;
+        let several = keep.len() > 1;
         for v in v0..=v1 {
             for u in u0..=u1 {
                 let w = coverage[v * g.width + u];
                 if w > 0.0 && near_kept(u, v) {
+                    in_largest.push(labels[v * g.width + u] == largest);
                     let top = self.on_table[v * g.width + u];
                     on_top.push(top);
                     counts_against.push(top || !self.edge_scenery.at(u, v));
@@ -360,6 +365,30 @@ impl Detector {
         if let Some(p) = prior {
             starts.push(p);
             starts.push(at_centroid(p.angle()));
+        }
+        if elongated && several {
+            // The blobs beside the largest may be no part of the tag: the blend at
+            // another tag's edge can read as this player's colour (blue on brown wood
+            // reads purple), and their moments then start every fit askew (sweep-002:
+            // a purple tag read 20 mm and 35 degrees off by a blue tag's rim). The
+            // largest blob alone starts fits too.
+            let own = pts
+                .iter()
+                .zip(&in_largest)
+                .filter(|(_, own)| **own)
+                .map(|(p, _)| *p);
+            let (own_area, own_centroid, own_cov) = moments(own);
+            if own_area > self.config.min_visible_fraction * self.template.area {
+                let base = axis_of(&own_cov).0 - self.template.axis;
+                for theta in [base, base + std::f64::consts::PI] {
+                    let c = Rotation2::new(theta) * self.template.centroid;
+                    starts.push(Pose::fish(
+                        own_centroid.x - c.x,
+                        own_centroid.y - c.y,
+                        theta,
+                    ));
+                }
+            }
         }
         let mut edge_starts = false;
         if elongated && on_top.contains(&false) {

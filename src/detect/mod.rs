@@ -1556,6 +1556,57 @@ mod tests {
     }
 
     #[test]
+    fn a_tag_is_not_drawn_off_by_the_rim_of_another_that_blends_into_its_colour() {
+        // sweep-002: on brown planks the blur at a blue tag's edge blends to purple,
+        // a ring of the purple player's colour beside the purple tag; with the ring's
+        // moments the fits started askew and the tag was read 20 mm and 35° off.
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let fp = FishFootprint::new(&items);
+        let purple_at = Pose::fish(170.0, 120.0, -std::f64::consts::FRAC_PI_2);
+        let blue_at = Pose::fish(95.0, 100.0, 0.9);
+        let (purple, blue) = (fp.placed(&purple_at), fp.placed(&blue_at));
+        let hole =
+            |f: &crate::geometry::PlacedFish, p: Point| (p - f.hole.center).norm() < f.hole.radius;
+        let (table_rgb, purple_rgb) = ([80.0, 56.0, 37.0], [112.0, 96.0, 168.0]);
+        // The blend round the blue tag, as the purple player's colour reads it: the
+        // table's two-thirds of the way to purple (its shade varies; where it lies
+        // on purple's line, this is what the camera gives).
+        let blend = [0, 1, 2].map(|k| table_rgb[k] + 0.65 * (purple_rgb[k] - table_rgb[k]));
+        let by_blue = |p: Point| {
+            (0..8).any(|k| {
+                let a = k as f64 * std::f64::consts::FRAC_PI_4;
+                blue.covers(p + crate::geometry::Vector::new(1.5 * a.cos(), 1.5 * a.sin()))
+            })
+        };
+        let scene = |p: Point| {
+            if purple.covers(p) && !hole(&purple, p) {
+                purple_rgb
+            } else if blue.covers(p) && !hole(&blue, p) {
+                [43.0, 107.0, 165.0]
+            } else if by_blue(p) && !blue.covers(p) {
+                blend
+            } else {
+                table_rgb
+            }
+        };
+        let rgb = through_camera(&grid, scene, 2.5);
+        let mut det = Detector::new(
+            &items,
+            &[[112, 96, 168], [43, 107, 165]],
+            table,
+            DetectorConfig::default(),
+        );
+        let s = det.detect(&TopView {
+            grid,
+            rgb: &rgb,
+            bgr: false,
+        });
+        assert_tag_found_at(&s, purple_at, 2.0, Some(0.1));
+    }
+
+    #[test]
     fn a_loose_coin_ringed_by_its_shadow_is_found_at_its_centre() {
         // As another renderer draws a coin (foreign f11's loose coin): its rim as dark
         // as the shadow it casts (a little to one side, the light's), which ends in
