@@ -2239,6 +2239,15 @@ pub fn solve_table_with_doubts(
                 observations = faced;
                 rim_sides = found.showing;
                 (found.corners_undistorted, found.face_in_view, true)
+            } else if found.showing.iter().filter(|&&s| s).count() == 2 {
+                // Faces on two sides: each read inside its face, where a rim pulls
+                // the reading in (0.4–0.8 px on our two-face looks); the outer
+                // boundary is the face's lower edge, further off (1.3–3.1 px), and
+                // choosing between them by how well a rigid camera fits put
+                // corners up to 3.8 px off (docs/calibration.md).
+                observations = side_observations(&found.side_points_undistorted);
+                rim_sides = found.face_in_view;
+                (found.corners_undistorted, found.face_in_view, true)
             } else {
                 // Where a face may be in view, its side was read both at the top's edge
                 // and at the outer boundary; a darker rim along the top looks like a face.
