@@ -2134,10 +2134,19 @@ fn faced_observations(found: &TableDetection) -> Option<PoseObservations> {
     Some(side_observations(&clear))
 }
 
-/// The seen corners with side `k`'s, read inside a side face, moved out to the
-/// rigid camera's side when they lie inside it by no more than
-/// [`RIM_ALLOWANCE_MM`] (and by that much when further in): what a rim or bevel
-/// may pull the reading, judged as agreement. `None` when the pose maps no pixels.
+/// The seen corners with side `k`'s, read inside a side face, moved out toward the
+/// rigid camera's side by the pull a rim or bevel may have on the reading, judged as
+/// agreement; what is left is the fourth side's disagreement with the three clear
+/// sides that placed the camera (the fit itself has nothing to spare), judged like any
+/// corner's. The pull is one for the whole side, the mean of how far inside the rigid
+/// side the reading lies at its two corners, at most [`RIM_ALLOWANCE_MM`]: a rim or
+/// bevel runs the side's length, so a reading turned against the rigid side is no
+/// rim's doing but a clear side misread (a short side's error turns the camera).
+/// Each corner allowed its own pull, as before, let a turn of twice the allowance
+/// pass. Not asked: the face's lower edge (the outer boundary) as a bound outward;
+/// on thick faces that boundary is read at the top's own edge or on its rim, and it
+/// refused looks 17, 19, 21 and 22 (docs/calibration.md). `None` when the pose maps
+/// no pixels.
 fn within_rim(
     camera: &CameraIntrinsics,
     pose: &RigidPose,
@@ -2151,12 +2160,13 @@ fn within_rim(
     let along = (b - a).normalize();
     // Counter-clockwise seen from above: the outside is to the right of a -> b.
     let outward = Vector2::new(along.y, -along.x);
+    let ends = [k, (k + 1) % 4];
+    let on_table = ends.map(|c| to_table.apply(seen[c]));
+    let inside = on_table.map(|p| -(p - a).dot(&outward));
+    let pull = ((inside[0] + inside[1]) / 2.0).clamp(0.0, RIM_ALLOWANCE_MM);
     let mut out = *seen;
-    for c in [k, (k + 1) % 4] {
-        let p = to_table.apply(seen[c]);
-        let inside = -(p - a).dot(&outward);
-        let moved = p + outward * inside.clamp(0.0, RIM_ALLOWANCE_MM);
-        out[c] = to_pixel.apply(moved);
+    for (p, &c) in on_table.iter().zip(&ends) {
+        out[c] = to_pixel.apply(p + outward * pull);
     }
     Some(out)
 }
@@ -2228,6 +2238,15 @@ pub fn solve_table_with_doubts(
                 // face lit like it, leaves no step where the top ends).
                 observations = faced;
                 rim_sides = found.showing;
+                (found.corners_undistorted, found.face_in_view, true)
+            } else if found.showing.iter().filter(|&&s| s).count() == 2 {
+                // Faces on two sides: each read inside its face, where a rim pulls
+                // the reading in (0.4–0.8 px on our two-face looks); the outer
+                // boundary is the face's lower edge, further off (1.3–3.1 px), and
+                // choosing between them by how well a rigid camera fits put
+                // corners up to 3.8 px off (docs/calibration.md).
+                observations = side_observations(&found.side_points_undistorted);
+                rim_sides = found.face_in_view;
                 (found.corners_undistorted, found.face_in_view, true)
             } else {
                 // Where a face may be in view, its side was read both at the top's edge
@@ -2906,6 +2925,57 @@ mod tests {
         let z = nalgebra::Vector3::new(0.0, tilt.sin(), -tilt.cos());
         let x = nalgebra::Vector3::new(1.0, 0.0, 0.0);
         (camera, RigidPose::looking_along(centre, z, x))
+    }
+
+    /// The near side's reading inside its face judged against the rigid camera the
+    /// three clear sides placed: a rim's pull along the whole side is agreement; a
+    /// reading turned against the rigid side, or further in than a rim pulls, is not,
+    /// and a corner of that side is named (the turn passed before, each corner
+    /// allowed its own pull).
+    #[test]
+    fn the_face_sides_reading_judges_the_three_clear_sides() {
+        let camera = CameraIntrinsics::pinhole([1280, 720], 900.0);
+        let tilt = 35f64.to_radians();
+        let centre =
+            nalgebra::Vector3::new(500.0, 350.0 - 1500.0 * tilt.sin(), 1500.0 * tilt.cos());
+        let z = nalgebra::Vector3::new(0.0, tilt.sin(), -tilt.cos());
+        let pose = RigidPose::looking_along(centre, z, nalgebra::Vector3::new(1.0, 0.0, 0.0));
+        let rect = rectangle_corners_mm(1000.0, 700.0);
+        assert_eq!(
+            sides_showing_face(&pose, &rect),
+            [true, false, false, false]
+        );
+        let px = |x: f64, y: f64| pose.undistorted_pixel(&camera, x, y, 0.0).unwrap();
+        // Side 0 runs along y = 0, its outside y < 0; the reading inside the face
+        // `in0` and `in1` mm inside the rigid side at corners 0 and 1.
+        let judged = |in0: f64, in1: f64| {
+            let mut seen = [
+                px(0.0, 0.0),
+                px(1000.0, 0.0),
+                px(1000.0, 700.0),
+                px(0.0, 700.0),
+            ];
+            (seen[0], seen[1]) = (px(0.0, in0), px(1000.0, in1));
+            let moved = within_rim(&camera, &pose, &rect, &seen, 0).unwrap();
+            let offsets = corner_offsets_mm(&camera, &pose, &rect, &moved).unwrap();
+            let verdict = judge_table_fit(&offsets, 1000.0 / 700.0, 1000.0 / 700.0);
+            (offsets, verdict)
+        };
+        // A rim pulls the reading 3 mm in along the whole side: agreement.
+        let (offsets, verdict) = judged(3.0, 3.0);
+        assert!(offsets.iter().all(|&d| d < 1e-6), "{offsets:?}");
+        assert!(verdict.is_ok());
+        // Within the rim's allowance at each end, but 5 mm apart: the side turned.
+        let (offsets, verdict) = judged(0.5, 5.5);
+        assert!((offsets[0] - 2.5).abs() < 1e-6, "{offsets:?}");
+        assert!(matches!(verdict, Err(d) if d.corner <= 1));
+        // Further in than a rim pulls, or outside the rigid side.
+        let (offsets, verdict) = judged(9.0, 9.0);
+        assert!((offsets[0] - 3.0).abs() < 1e-6, "{offsets:?}");
+        assert!(matches!(verdict, Err(d) if d.corner <= 1));
+        let (offsets, verdict) = judged(-2.5, -2.5);
+        assert!((offsets[1] - 2.5).abs() < 1e-6, "{offsets:?}");
+        assert!(matches!(verdict, Err(d) if d.corner <= 1));
     }
 
     /// Draws a table (anti-aliased, with a darker rim along its edge like a seam or
