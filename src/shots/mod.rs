@@ -42,6 +42,14 @@
 //!   swung farther than the angle jitter from where it lies (the turning window
 //!   lags). If nothing that moved is seen at rest (nor left the table), the
 //!   "motion" was tags misread under a hand or arm: no shot, the interlude goes on.
+//! - The shot ends sooner, [`ShotConfig::motion_window`] frames after all went
+//!   quiet, when everything is seen lying still (`seen_lying_still`): under sliding
+//!   friction an item that slow stops within a frame, so the `still_s` wait is only
+//!   for what the camera does not see: an item hidden since the flick, a coin riding
+//!   unseen in a hole, a tracker's provisional call that an item left the table (or a
+//!   track confirmed) within `still_s`. Any of those keeps the `still_s` wait. This
+//!   is `live`'s latency (`shot_over` 0.1 to 0.2 s after the stop instead of 0.3 to
+//!   0.4 s); the rest poses' medians then take fewer sightings.
 //! - Leaving the resting pose (for the flick frame) also counts turning: the tail
 //!   swung beyond the angle jitter (`jitter_mm`) from the median resting angle.
 //! - An item on the table at the flick and nowhere at rest that was not seen leaving
@@ -64,7 +72,7 @@ use crate::config::Items;
 use crate::geometry::{FishFootprint, Table};
 use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
 use crate::record::{Shot, Stacking};
-use crate::track::{TrackFrame, TrackerConfig};
+use crate::track::{TrackFrame, TrackId, TrackerConfig};
 use std::collections::BTreeMap;
 
 /// Thresholds of the shot cutter and judge.
@@ -165,6 +173,84 @@ impl ShotConfig {
     fn frames(&self, seconds: f64) -> u64 {
         (seconds * self.fps).round().max(1.0) as u64
     }
+}
+
+/// Whether everything on the table is seen lying still since `q` (the first frame
+/// all looked still), so the shot may end before `still_s` has passed: no track
+/// came onto or left the table within the last `still_s`, every on-table item seen
+/// since the previous rest was seen in at least [`ShotConfig::motion_window`]
+/// frames since `q` (nothing hidden that might still be moving, or show up moved), none
+/// rides unseen in a hole (the tracker needs `hole_empty_s` to tell it was thrown
+/// out), and each item's sightings since `q` lie within the jitter of its newest.
+///
+/// Why this is enough: under sliding friction an item slower than
+/// `still_speed_mm_s` stops within v / friction (20 ms at 40 mm/s and 2 m/s²) after
+/// under v² / 2·friction (0.4 mm); one that still moves covers more than the jitter
+/// over [`ShotConfig::motion_window`] frames unless it is slower than
+/// `still_speed_mm_s` (the window's definition), and then it is about to stop. The
+/// `still_s` wait is for what the camera does not see.
+fn seen_lying_still(cfg: &ShotConfig, history: &[TrackFrame], q: FrameIdx) -> bool {
+    let Some(now) = history.last() else {
+        return false;
+    };
+    let window = cfg.motion_window();
+    let reach = cfg.footprint.reach();
+    // The tracker's calls on what is on the table are provisional: an item unseen
+    // in flight is predicted over the edge and may be seen again before it falls, a
+    // coin near the edge taken for gone is found again. The `still_s` wait is what
+    // lets such a call be corrected before the shot is judged: none may have changed
+    // within it.
+    let on_table = |tf: &TrackFrame| -> Vec<TrackId> {
+        tf.items
+            .iter()
+            .filter(|t| t.state.on_table())
+            .map(|t| t.track)
+            .collect()
+    };
+    let settled = on_table(now);
+    let since = now.frame.saturating_sub(cfg.frames(cfg.still_s));
+    if history
+        .iter()
+        .rev()
+        .take_while(|tf| tf.frame >= since)
+        .any(|tf| on_table(tf) != settled)
+    {
+        return false;
+    }
+    now.items.iter().filter(|t| t.state.on_table()).all(|t| {
+        if t.carried_by.is_some() {
+            return false;
+        }
+        // Hidden since before the previous rest (under a fish, say): no wait
+        // would show it.
+        let ever_seen = history
+            .iter()
+            .any(|tf| tf.items.iter().any(|x| x.track == t.track && x.seen));
+        if !ever_seen {
+            return true;
+        }
+        let recent: Vec<&Pose> = history
+            .iter()
+            .filter(|tf| tf.frame >= q)
+            .filter_map(|tf| tf.items.iter().find(|x| x.track == t.track && x.seen))
+            .map(|x| &x.pose)
+            .collect();
+        let Some(newest) = recent.last() else {
+            return false;
+        };
+        recent.len() as u64 >= window
+            && recent.iter().all(|p| {
+                let turn = match (p.theta, newest.theta) {
+                    (Some(a), Some(b)) => {
+                        (b - a + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU)
+                            - std::f64::consts::PI
+                    }
+                    _ => 0.0,
+                };
+                (p.point() - newest.point()).norm() <= cfg.jitter_mm()
+                    && turn.abs() * reach <= cfg.jitter_mm()
+            })
+    })
 }
 
 /// The slowest launch that makes an item slide farther than `distance_mm` under
@@ -286,7 +372,9 @@ impl ShotCutter {
                 };
                 let still = self.cfg.frames(self.cfg.still_s);
                 if let Some(q) = quiet_since {
-                    if frame + 1 >= q + still {
+                    let seen_still = frame >= q + self.cfg.motion_window()
+                        && seen_lying_still(&self.cfg, &self.history, q);
+                    if seen_still || frame + 1 >= q + still {
                         if !judge::movers_seen(&self.cfg, &self.history, trigger, q) {
                             // Nothing seen to have gone anywhere: not a shot; the
                             // interlude goes on.

@@ -6,7 +6,9 @@ use crate::config::Items;
 use crate::geometry::{Point, Table, Vector};
 use crate::model::{FrameIdx, ItemId, ItemKind, Pose};
 use crate::record::Shot;
-use crate::track::{Timing, TrackFrame, TrackId, TrackState, TrackedItem};
+use crate::track::{
+    ExitEvidence, RemovalReason, Timing, TrackFrame, TrackId, TrackState, TrackedItem,
+};
 
 /// Deterministic noise in [-1, 1].
 struct Noise(u64);
@@ -338,4 +340,146 @@ fn a_fish_seen_again_at_rest_far_from_where_the_hand_hid_it_made_a_shot() {
     );
     let stayed = shots_when_found_at(500.0, 300.0);
     assert!(stayed.is_empty(), "{stayed:?}");
+}
+
+/// Every shot with the frame whose push returned it (when `shot_over` is known).
+fn cut_known(fps: f64, frames: Vec<TrackFrame>) -> Vec<(FrameIdx, Shot)> {
+    let cfg = ShotConfig::new(fps, Table::rectangle(1000.0, 700.0), &Items::default_set());
+    let mut cutter = ShotCutter::new(cfg);
+    frames
+        .into_iter()
+        .filter_map(|f| {
+            let at = f.frame;
+            cutter.push(f).map(|s| (at, s))
+        })
+        .collect()
+}
+
+/// A fish sliding under friction (600 mm/s, 1.5 m/s²) from frame `struck`: it
+/// stops 0.4 s later, and its speed is under `still_speed_mm_s` (40 mm/s) from a
+/// frame or two before (the cutter's `still_s` may count from there).
+fn slide(fps: f64, struck: FrameIdx) -> impl Fn(FrameIdx) -> Pose {
+    move |f| {
+        let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.4);
+        Pose::fish(500.0 + 600.0 * t - 750.0 * t * t, 300.0, 0.3)
+    }
+}
+
+/// Everything seen lying still: the shot is known a motion window or so after the
+/// items stop, not after the whole `still_s`, and its rest pose is where it lies.
+#[test]
+fn a_shot_seen_lying_still_ends_before_the_still_window() {
+    for fps in [30.0, 60.0] {
+        let cfg = ShotConfig::new(fps, Table::rectangle(1000.0, 700.0), &Items::default_set());
+        let struck = fps as FrameIdx;
+        let stops = struck + (0.4 * fps) as FrameIdx;
+        let frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, slide(fps, struck));
+        let shots = cut_known(fps, frames);
+        assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
+        let (known, s) = &shots[0];
+        let still = (cfg.still_s * fps) as FrameIdx;
+        assert!(
+            *known < stops + still - 2 && *known <= stops + 2 * cfg.motion_window(),
+            "{fps} fps: known at {known}, stopped at {stops} ({still} frames of still_s)"
+        );
+        let end = s.end[&ItemId::fish(0)].point();
+        assert!((end - Point::new(620.0, 300.0)).norm() < 0.5, "{end:?}");
+    }
+}
+
+/// An item seen to creep on just under `still_speed_mm_s` (by the filter's speed:
+/// quiet) moves more than the jitter over the motion window: the shot waits for
+/// `still_s` as before.
+#[test]
+fn a_creeping_item_does_not_end_the_shot_early() {
+    for fps in [30.0, 60.0] {
+        let cfg = ShotConfig::new(fps, Table::rectangle(1000.0, 700.0), &Items::default_set());
+        let struck = fps as FrameIdx;
+        let stops = struck + (0.4 * fps) as FrameIdx;
+        let creep = 0.95 * cfg.still_speed_mm_s;
+        let slid = slide(fps, struck);
+        let pose = move |f: FrameIdx| {
+            let p = slid(f);
+            let t = (f.saturating_sub(stops) as f64 / fps).min(1.0);
+            Pose::fish(p.x + creep * t, p.y, p.angle())
+        };
+        let frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.0, pose);
+        let shots = cut_known(fps, frames);
+        assert!(!shots.is_empty(), "{fps} fps");
+        let still = (cfg.still_s * fps) as FrameIdx;
+        assert!(
+            shots[0].0 + 3 >= stops + still,
+            "{fps} fps: known at {}, stopped at {stops} ({still} frames of still_s)",
+            shots[0].0
+        );
+    }
+}
+
+/// An item seen since the flick and hidden when the rest begins (under the hand,
+/// or behind another) might still be moving, and an unseen coin riding in a hole
+/// might be thrown out: either way the shot waits for `still_s` as before.
+#[test]
+fn a_hidden_item_does_not_end_the_shot_early() {
+    for fps in [30.0, 60.0] {
+        let cfg = ShotConfig::new(fps, Table::rectangle(1000.0, 700.0), &Items::default_set());
+        let struck = fps as FrameIdx;
+        let stops = struck + (0.4 * fps) as FrameIdx;
+        let still = (cfg.still_s * fps) as FrameIdx;
+        let hidden_from = stops - 2;
+        for riding in [false, true] {
+            let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, slide(fps, struck));
+            // A riding coin was never seen: only the hole's rule holds the shot.
+            let from = if riding { 0 } else { hidden_from };
+            for tf in frames.iter_mut().filter(|tf| tf.frame >= from) {
+                let (fish, hole) = (tf.items[0].track, tf.items[0].pose);
+                let coin = &mut tf.items[1];
+                coin.seen = false;
+                coin.last_seen = from.checked_sub(1);
+                if riding {
+                    coin.carried_by = Some(fish);
+                    coin.pose = Pose::coin(hole.x, hole.y);
+                }
+            }
+            let shots = cut_known(fps, frames);
+            assert!(!shots.is_empty(), "{fps} fps, riding {riding}");
+            assert!(
+                shots[0].0 + 3 >= stops + still,
+                "{fps} fps, riding {riding}: known at {}, stopped at {stops}",
+                shots[0].0
+            );
+        }
+    }
+}
+
+/// The tracker's call that an item left the table is provisional (one unseen in
+/// flight is predicted over the edge, and may be seen again before it falls): a
+/// shot in which one was taken off the table within `still_s` waits for `still_s`
+/// as before, however still the rest lies.
+#[test]
+fn an_item_just_taken_off_the_table_does_not_end_the_shot_early() {
+    for fps in [30.0, 60.0] {
+        let cfg = ShotConfig::new(fps, Table::rectangle(1000.0, 700.0), &Items::default_set());
+        let struck = fps as FrameIdx;
+        let stops = struck + (0.4 * fps) as FrameIdx;
+        let still = (cfg.still_s * fps) as FrameIdx;
+        let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, slide(fps, struck));
+        let off = stops + 1;
+        for tf in frames.iter_mut().filter(|tf| tf.frame >= off) {
+            let coin = &mut tf.items[1];
+            coin.seen = false;
+            coin.last_seen = Some(off - 1);
+            coin.state = TrackState::Removed(RemovalReason::OffTable {
+                frame: off,
+                exit: Point::new(700.0, 700.0),
+                evidence: ExitEvidence::Extrapolated,
+            });
+        }
+        let shots = cut_known(fps, frames);
+        assert!(!shots.is_empty(), "{fps} fps");
+        assert!(
+            shots[0].0 + 3 >= stops + still,
+            "{fps} fps: known at {}, stopped at {stops}",
+            shots[0].0
+        );
+    }
 }

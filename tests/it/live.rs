@@ -603,31 +603,17 @@ fn bad_sources_are_one_clear_line() {
 
 #[test]
 fn the_scoreboard_serves_the_page_and_the_events() {
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        probe.local_addr().expect("addr").port()
-    };
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = fishtrack()
-        .args(["live", &demo(), "--realtime", "--port", &port.to_string()])
-        .args(["-o", &s(&dir.path().join("rec.json")), "--quiet"])
-        .arg("--journal")
-        .arg(dir.path().join("j.jsonl"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let connect = || {
-        let limit = Instant::now() + Duration::from_secs(30);
-        loop {
-            match std::net::TcpStream::connect(("127.0.0.1", port)) {
-                Ok(c) => return c,
-                Err(e) if Instant::now() > limit => panic!("no scoreboard: {e}"),
-                Err(_) => std::thread::sleep(Duration::from_millis(100)),
-            }
-        }
-    };
-    let mut page = connect();
+    let (mut child, port) = live_on_a_free_port(|| {
+        let mut c = fishtrack();
+        c.args(["live", &demo(), "--realtime"])
+            .args(["-o", &s(&dir.path().join("rec.json"))])
+            .arg("--journal")
+            .arg(dir.path().join("j.jsonl"))
+            .stdout(Stdio::null());
+        c
+    });
+    let mut page = connect(port);
     page.write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
         .expect("send");
     let mut text = String::new();
@@ -636,7 +622,7 @@ fn the_scoreboard_serves_the_page_and_the_events() {
         text.contains("fishtrack live") && text.contains("/events"),
         "{text}"
     );
-    let mut events = connect();
+    let mut events = connect(port);
     events
         .write_all(b"GET /events HTTP/1.1\r\n\r\n")
         .expect("send");
@@ -724,25 +710,80 @@ fn resumed_from_rest_the_record_holds_the_journaled_shots_and_the_new_ones() {
 /// `live` on the demo match paced in real time, its scoreboard on a free port, writing
 /// `out` and journaling to `journal`: the process, its stdout lines, the port.
 fn live_with_page(out: &Path, journal: &Path) -> (Child, std::sync::mpsc::Receiver<String>, u16) {
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        probe.local_addr().expect("addr").port()
-    };
-    let mut child = fishtrack()
-        .args(["live", &demo(), "--realtime-speed", SPEED, "--no-drop"])
-        .args(["--port", &port.to_string(), "-o", &s(out), "--quiet"])
-        .args(["--journal", &s(journal)])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let (mut child, port) = live_on_a_free_port(|| {
+        let mut c = fishtrack();
+        c.args(["live", &demo(), "--realtime-speed", SPEED, "--no-drop"])
+            .args(["-o", &s(out)])
+            .args(["--journal", &s(journal)])
+            .stdout(Stdio::piped());
+        c
+    });
     let rx = watch_stdout(&mut child);
     (child, rx, port)
 }
 
+/// Spawns `live` (`command()`, without `--port`) with its scoreboard on a free port, and
+/// the port it says it serves on (its stderr line, so not `--quiet`). A port found
+/// free by binding 0 may be taken before `live` binds it (another test's connection
+/// gets it as its own end): then `live` warns, and it is tried again on another.
+/// Its stderr is read to the end on a thread (a full pipe would stall it).
+fn live_on_a_free_port(command: impl Fn() -> Command) -> (Child, u16) {
+    for _ in 0..5 {
+        let port = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+            probe.local_addr().expect("addr").port()
+        };
+        let mut child = command()
+            .args(["--port", &port.to_string()])
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                // After the first line that tells, the rest is only drained.
+                if line.contains("scoreboard") {
+                    let _ = tx.send(line);
+                }
+            }
+        });
+        let told = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("live says where its scoreboard is");
+        let served = told
+            .split("http://")
+            .nth(1)
+            .and_then(|a| a.split('/').next())
+            .and_then(|a| a.rsplit(':').next())
+            .and_then(|p| p.parse::<u16>().ok());
+        if let Some(port) = served {
+            return (child, port);
+        }
+        assert!(told.contains("cannot listen"), "{told}");
+        let _ = child.kill();
+        child.wait().expect("wait");
+    }
+    panic!("no free port for the scoreboard in 5 tries");
+}
+
+/// A connection to `live`'s scoreboard, tried again while refused (for up to 30 s:
+/// a loaded machine may take a while to start serving).
+fn connect(port: u16) -> std::net::TcpStream {
+    let limit = Instant::now() + Duration::from_secs(30);
+    loop {
+        match std::net::TcpStream::connect(("127.0.0.1", port)) {
+            Ok(c) => return c,
+            Err(e) if Instant::now() > limit => panic!("no scoreboard on port {port}: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
+
 /// The page's token, from the page this machine is served.
 fn page_token(port: u16) -> String {
-    let mut page = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let mut page = connect(port);
     page.write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
         .expect("send");
     let mut text = String::new();
@@ -826,7 +867,7 @@ fn an_amendment_from_the_page_survives_a_kill_and_the_resume() {
 
 /// POSTs `body` to `live`'s scoreboard as its page does; the whole answer.
 fn post_to_page(port: u16, token: &str, body: &str) -> String {
-    let mut post = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let mut post = connect(port);
     write!(
         post,
         "POST /amend HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Type: application/json\r\nX-Fishtrack-Token: {token}\r\nContent-Length: {}\r\n\r\n{body}",
