@@ -377,18 +377,7 @@ impl Detector {
                 .zip(&in_largest)
                 .filter(|(_, own)| **own)
                 .map(|(p, _)| *p);
-            let (own_area, own_centroid, own_cov) = moments(own);
-            if own_area > self.config.min_visible_fraction * self.template.area {
-                let base = axis_of(&own_cov).0 - self.template.axis;
-                for theta in [base, base + std::f64::consts::PI] {
-                    let c = Rotation2::new(theta) * self.template.centroid;
-                    starts.push(Pose::fish(
-                        own_centroid.x - c.x,
-                        own_centroid.y - c.y,
-                        theta,
-                    ));
-                }
-            }
+            starts.extend(self.starts_from_part(own).into_iter().flatten());
         }
         let mut edge_starts = false;
         if elongated && on_top.contains(&false) {
@@ -400,17 +389,8 @@ impl Detector {
                 .zip(&on_top)
                 .filter(|(_, top)| **top)
                 .map(|(p, _)| *p);
-            let (top_area, top_centroid, top_cov) = moments(top_part);
-            if top_area > self.config.min_visible_fraction * self.template.area {
-                let base = axis_of(&top_cov).0 - self.template.axis;
-                for theta in [base, base + std::f64::consts::PI] {
-                    let c = Rotation2::new(theta) * self.template.centroid;
-                    starts.push(Pose::fish(
-                        top_centroid.x - c.x,
-                        top_centroid.y - c.y,
-                        theta,
-                    ));
-                }
+            if let Some(two) = self.starts_from_part(top_part) {
+                starts.extend(two);
                 edge_starts = true;
             }
         }
@@ -619,6 +599,21 @@ impl Detector {
             fit: (best_fit / 2.0).clamp(0.0, 1.0),
             exposure_share: None,
         })
+    }
+
+    /// Fit starts from a part of a tag's blob (weighted points): the tag laid along the
+    /// part's axis, either way round, its centroid on the part's; none when the part
+    /// is too small to say where the tag lies.
+    fn starts_from_part(&self, part: impl Iterator<Item = (Vector, f64)>) -> Option<[Pose; 2]> {
+        let (area, centroid, cov) = moments(part);
+        if area <= self.config.min_visible_fraction * self.template.area {
+            return None;
+        }
+        let base = axis_of(&cov).0 - self.template.axis;
+        Some([base, base + std::f64::consts::PI].map(|theta| {
+            let c = Rotation2::new(theta) * self.template.centroid;
+            Pose::fish(centroid.x - c.x, centroid.y - c.y, theta)
+        }))
     }
 
     /// Where a tag is kept, a hand beside it, whatever the fits say: where it settled

@@ -1099,25 +1099,24 @@ pub(crate) fn judge(
                 stop,
                 format!("{how}; its path leaves the table {ds:.0} mm on"),
             ));
-            // Its exit rests on a path never seen to reach the edge: no surer than the loss.
-            let mut exit = evidence::exit(item, e, p_last, f_last, frame);
-            exit.evidence.confidence = exit.evidence.confidence.min(lost.confidence);
-            shot.decisions
-                .push(evidence::decision(Call::LostUnseen, item, None, lost));
-            shot.decisions.push(exit);
-            shot.lost.push(LostItem {
+            let theta = if item.is_fish() {
+                shot.end.get(&item).and_then(|p| p.theta)
+            } else {
+                None
+            };
+            let seen_last = (p_last, f_last);
+            lost_unseen(
+                &mut shot,
                 item,
-                frame,
-                exit: Pose {
+                lost,
+                Pose {
                     x: e.x,
                     y: e.y,
-                    theta: if item.is_fish() {
-                        shot.end.get(&item).and_then(|p| p.theta)
-                    } else {
-                        None
-                    },
+                    theta,
                 },
-            });
+                seen_last,
+                frame,
+            );
         } else if let Some((dh, fid)) = hide {
             hidden_call(
                 &mut shot,
@@ -1182,20 +1181,12 @@ pub(crate) fn judge(
                     "{how}; nothing could hide it, not seen again, the edge {to_edge:.0} mm on"
                 ),
             ));
-            let mut exit = evidence::exit(item, e, p_last, f_last, frame);
-            exit.evidence.confidence = exit.evidence.confidence.min(lost.confidence);
-            shot.decisions
-                .push(evidence::decision(Call::LostUnseen, item, None, lost));
-            shot.decisions.push(exit);
-            shot.lost.push(LostItem {
-                item,
-                frame,
-                exit: Pose {
-                    x: e.x,
-                    y: e.y,
-                    theta: theta_last,
-                },
-            });
+            let exit = Pose {
+                x: e.x,
+                y: e.y,
+                theta: theta_last,
+            };
+            lost_unseen(&mut shot, item, lost, exit, (p_last, f_last), frame);
         } else {
             // Nothing could hide it: it should have been seen, a quarter as sure.
             let e = measured(evidence::path_call(
@@ -1252,6 +1243,25 @@ pub(crate) fn judge(
         shot.before = Some(interlude(cfg, history, &all, p, flick, &shot.start));
     }
     shot
+}
+
+/// An item taken as lost unseen: the loss's call, its exit's (resting on a path never
+/// seen to reach the edge, so no surer than the loss), and the loss itself, from
+/// where and when it was last seen.
+fn lost_unseen(
+    shot: &mut Shot,
+    item: ItemId,
+    lost: crate::record::Evidence,
+    exit: Pose,
+    (p_last, f_last): (Point, u64),
+    frame: u64,
+) {
+    let mut exit_call = evidence::exit(item, exit.point(), p_last, f_last, frame);
+    exit_call.evidence.confidence = exit_call.evidence.confidence.min(lost.confidence);
+    shot.decisions
+        .push(evidence::decision(Call::LostUnseen, item, None, lost));
+    shot.decisions.push(exit_call);
+    shot.lost.push(LostItem { item, frame, exit });
 }
 
 /// Where a coin thrown out of its hole unseen went. Nothing loose was seen of it
