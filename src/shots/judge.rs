@@ -1180,7 +1180,8 @@ pub(crate) fn judge(
                 format!(
                     "{how}; nothing could hide it, not seen again, the edge {to_edge:.0} mm on"
                 ),
-            ));
+            ))
+            .with("edge_along_path_mm", to_edge);
             let exit = Pose {
                 x: e.x,
                 y: e.y,
