@@ -236,7 +236,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// How far the fastest point of an item moved between two poses: the hole centre's
 /// displacement, and the turn × the footprint's reach for a fish (a fish turning
 /// about its hole swings its tail far while the hole stays put).
-fn fastest_point_moved(cfg: &ShotConfig, a: &Pose, b: &Pose) -> (f64, f64) {
+pub(super) fn fastest_point_moved(cfg: &ShotConfig, a: &Pose, b: &Pose) -> (f64, f64) {
     let turn = match (a.theta, b.theta) {
         (Some(x), Some(y)) => wrap_angle(y - x).abs() * cfg.footprint.reach(),
         _ => 0.0,

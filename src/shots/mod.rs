@@ -194,7 +194,6 @@ fn seen_lying_still(cfg: &ShotConfig, history: &[TrackFrame], q: FrameIdx) -> bo
         return false;
     };
     let window = cfg.motion_window();
-    let reach = cfg.footprint.reach();
     // The tracker's calls on what is on the table are provisional: an item unseen
     // in flight is predicted over the edge and may be seen again before it falls, a
     // coin near the edge taken for gone is found again. The `still_s` wait is what
@@ -240,15 +239,8 @@ fn seen_lying_still(cfg: &ShotConfig, history: &[TrackFrame], q: FrameIdx) -> bo
         };
         recent.len() as u64 >= window
             && recent.iter().all(|p| {
-                let turn = match (p.theta, newest.theta) {
-                    (Some(a), Some(b)) => {
-                        (b - a + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU)
-                            - std::f64::consts::PI
-                    }
-                    _ => 0.0,
-                };
-                (p.point() - newest.point()).norm() <= cfg.jitter_mm()
-                    && turn.abs() * reach <= cfg.jitter_mm()
+                let (moved, turn) = judge::fastest_point_moved(cfg, p, newest);
+                moved <= cfg.jitter_mm() && turn <= cfg.jitter_mm()
             })
     })
 }
