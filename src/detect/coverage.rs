@@ -9,9 +9,10 @@ use super::{Detector, TopGrid};
 
 /// The players' colours that the scenery beyond the table's edge shows in the first
 /// whole view (a side face or a floor of a tag's colour: a red tag's on a maroon
-/// face), pixel by pixel on that view's grid.
+/// face), pixel by pixel on that view's grid, a bit per player.
 /// At a match's opening every tag lies on the table (R2), so what shows a player's
-/// colour beyond the edge then is scenery; it stays put. A tag later seen over it
+/// colour beyond the edge then is scenery for that player's tag; it stays put. A tag
+/// later seen over it
 /// explains it; no tag is to be placed by it. A clip that continues a match may open
 /// with a tag hanging over the edge: its overhang is then taken for scenery too, which
 /// only spares the poses that do not cover it its weight.
@@ -38,7 +39,14 @@ impl EdgeScenery {
         }
         let n = g.width * g.height;
         self.bits = (0..n)
-            .map(|i| u8::from(!on_table[i] && (0..players).any(|k| coverages[k * n + i] > 0.0)))
+            .map(|i| {
+                if on_table[i] {
+                    return 0;
+                }
+                (0..players)
+                    .filter(|k| coverages[k * n + i] > 0.0)
+                    .fold(0u8, |b, k| b | scenery_bit(k))
+            })
             .collect();
         // Grown by two pixels: coverage near the floor flickers with noise.
         let mut scratch = Vec::new();
@@ -52,13 +60,24 @@ impl EdgeScenery {
         self.offset = self.grid.and_then(|m| m.offset_of(g));
     }
 
-    /// Whether pixel (u, v) of the current view showed scenery of a player's colour.
-    pub(super) fn at(&self, u: usize, v: usize) -> bool {
+    /// Whether pixel (u, v) of the current view showed scenery of `player`'s colour.
+    pub(super) fn at(&self, u: usize, v: usize, player: usize) -> bool {
         match (self.offset, self.grid) {
-            (Some((ou, ov)), Some(m)) => self.bits[(v + ov) * m.width + u + ou] != 0,
+            (Some((ou, ov)), Some(m)) => {
+                self.bits[(v + ov) * m.width + u + ou] & scenery_bit(player) != 0
+            }
             _ => false,
         }
     }
+}
+
+/// A player's bit in [`EdgeScenery`]: scenery of one player's colour spares only that
+/// player's tag (a floor that reads as one player's colour is no evidence about
+/// another's: match-2p's grey-green tiles read bluish against the wood, and a red tag
+/// falling over them was placed back on the table by its part there). Players past the
+/// eighth share the last bit.
+fn scenery_bit(player: usize) -> u8 {
+    1 << player.min(7)
 }
 
 /// Players with a bit of their own in `Detector::blocked`.

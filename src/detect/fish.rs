@@ -314,7 +314,7 @@ impl Detector {
                     in_largest.push(labels[v * g.width + u] == largest);
                     let top = self.on_table[v * g.width + u];
                     on_top.push(top);
-                    counts_against.push(top || !self.edge_scenery.at(u, v));
+                    counts_against.push(top || !self.edge_scenery.at(u, v, player));
                     pts.push((
                         g.table_from_px(u as f64, v as f64).coords,
                         w as f64 * px_area,

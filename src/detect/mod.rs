@@ -1228,6 +1228,83 @@ mod tests {
         }
     }
 
+    /// Scenery beyond the edge spares only its own player's tag. match-2p's grey-green
+    /// floor tiles read bluish against the wood, so they were learned as scenery of
+    /// the blue player's colour at the opening; the red tag sliding over the edge then
+    /// had its overhang exempted as well (scenery of any player's colour spared every
+    /// tag), and a pose turned about on the table top explained its red as well as the
+    /// one over the edge: the tag was read back on the table as it fell, and its exit
+    /// was placed 900 mm off. The overhang is drawn sheared, as a tag twisting while
+    /// it tips over the edge shows it: no pose fits it exactly.
+    #[test]
+    fn a_floor_of_one_players_colour_spares_no_other_players_tag_over_the_edge() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 40.0);
+        let footprint = FishFootprint::new(&items);
+        let blue_at = Pose::fish(230.0, 120.0, 0.3);
+        let red_opening = Pose::fish(120.0, 90.0, 2.0);
+        let red_over = Pose::fish(120.0, -12.0, 1.75);
+        let scene = |red_at: Pose, twisting: bool| {
+            let (red, blue) = (footprint.placed(&red_at), footprint.placed(&blue_at));
+            let table = table.clone();
+            move |p: Point| {
+                let beyond = -table.signed_distance(p);
+                // Past the edge the overhang of a tag twisting as it tips shows sheared.
+                let q = if twisting && p.y < 0.0 {
+                    Point::new(p.x + 0.8 * p.y, p.y)
+                } else {
+                    p
+                };
+                if (q - red.hole.center).norm() < items.coin.radius {
+                    [200.0, 150.0, 60.0]
+                } else if red.covers(q) {
+                    [220.0, 40.0, 40.0]
+                } else if (p - blue.hole.center).norm() < items.coin.radius {
+                    [200.0, 150.0, 60.0]
+                } else if blue.covers(p) {
+                    [30.0, 90.0, 200.0]
+                } else if beyond > 0.0 {
+                    [85.0, 95.0, 85.0]
+                } else {
+                    [190.0, 135.0, 85.0]
+                }
+            }
+        };
+        let (red, blue) = ([214, 39, 40], [31, 119, 180]);
+        let mut det = Detector::new(
+            &items,
+            &[red, blue],
+            table.clone(),
+            DetectorConfig::default(),
+        );
+        for (at, quick) in [(red_opening, false), (red_over, true), (red_over, false)] {
+            let rgb = supersample(&grid, scene(at, at == red_over));
+            let s = det.detect_with(
+                &TopView {
+                    grid,
+                    rgb: &rgb,
+                    bgr: false,
+                },
+                &Hints {
+                    quick,
+                    ..Hints::default()
+                },
+            );
+            if at == red_opening {
+                assert_tag_found_at(&s, at, 1.5, Some(0.05));
+                continue;
+            }
+            // Where exactly the stretched overhang puts it matters less than the side
+            // of the edge its hole is read on.
+            let f = s.fish.iter().find(|f| f.player == 0).map(|f| f.pose);
+            assert!(
+                f.is_some_and(|f| f.y < 0.0),
+                "the red tag over the edge (quick {quick}) read at {f:?}, not over the edge at {at:?}"
+            );
+        }
+    }
+
     /// Detects one view (`quick`: while things move) and asserts player 0's tag is
     /// found at `at` (1.5 mm, 3°).
     fn assert_red_tag_found_at(
