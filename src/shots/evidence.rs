@@ -130,19 +130,24 @@ pub(super) fn lost_seen(cfg: &ShotConfig, s: &SeenLeaving) -> Decision {
 
 /// The first item moved (R11 1.1/3): as sure as its lead over the next item that set
 /// off on its own, in frames, and less when its start was guessed from where it
-/// reappeared (hidden under the hand).
+/// reappeared (hidden under the hand). `movers_own` says the item is the fish of the
+/// player whose move it is: what a move is, so a frame's lead is enough to be sure of
+/// it (the item it strikes sets off a frame later as a rule), where naming any other
+/// item first (a violation) takes two.
 pub(super) fn first_moved(
     item: ItemId,
     start: FrameIdx,
     next: Option<(ItemId, FrameIdx)>,
     hidden_until: Option<FrameIdx>,
     frames_seen: usize,
+    movers_own: bool,
 ) -> Decision {
     let lead = next.map_or(f64::INFINITY, |(_, f)| f as f64 - start as f64);
     // A start guessed from a reappearance is known to a frame or two at best.
     let guessed = hidden_until.map_or(0.0, |h| (h.saturating_sub(start) as f64).min(3.0));
+    let expected = if movers_own { 1.0 } else { 0.0 };
     let mut e = Evidence::new(
-        sure(lead - 0.5 - guessed, 0.5) * seen_factor(frames_seen),
+        sure(lead - 0.5 - guessed + expected, 0.5) * seen_factor(frames_seen),
         match next {
             Some((o, f)) => format!(
                 "{item} set off at frame {start}, {o} at frame {f}{}",
@@ -643,5 +648,36 @@ mod identity_tests {
                 .get("identity_confidence"),
             Some(&0.5)
         );
+    }
+}
+
+#[cfg(test)]
+mod first_moved_tests {
+    use super::*;
+    use crate::record::DEFAULT_REVIEW_BELOW;
+
+    /// The mover's own fish a frame ahead of the item it struck is what a move looks
+    /// like: not flagged (on the own fixed set four such right calls were, at 0.73).
+    /// Another item a frame ahead (a 1.1 violation) stays flagged, and so does the
+    /// mover's fish tied with another: a frame's lead is all the camera can tell.
+    #[test]
+    fn a_frames_lead_is_enough_for_the_movers_own_fish_only() {
+        let next = Some((ItemId::coin(0), 11));
+        let call = |item: ItemId, next_frame: u64, movers_own: bool| {
+            first_moved(
+                item,
+                10,
+                next.map(|(o, _)| (o, next_frame)),
+                None,
+                20,
+                movers_own,
+            )
+            .evidence
+            .confidence
+        };
+        assert!(call(ItemId::fish(1), 11, true) >= DEFAULT_REVIEW_BELOW);
+        assert!(call(ItemId::fish(2), 11, false) < DEFAULT_REVIEW_BELOW);
+        assert!(call(ItemId::fish(1), 10, true) < DEFAULT_REVIEW_BELOW);
+        assert!(call(ItemId::fish(2), 12, false) >= DEFAULT_REVIEW_BELOW);
     }
 }

@@ -672,6 +672,7 @@ pub(crate) fn judge(
                 next,
                 hidden_until,
                 frames_seen,
+                expected_mover.is_some_and(|p| item == ItemId::fish(p)),
             ));
         }
         if shot.first_moved.is_none() {
