@@ -53,8 +53,8 @@ use crate::calibration::table_lens::{
 use crate::calibration::{
     corner_offsets_mm, coverage_grid, fit_rigid_pose, judge_table_fit, order_table_corners,
     position_uncertainty_map, rectangle_corners_mm, sides_showing_face, CameraIntrinsics,
-    Homography, IntrinsicDoubt, Line2, PoseObservations, RigidPose, TableCalibration, TableDoubt,
-    TableFile, UncertaintyMap,
+    Homography, IntrinsicDoubt, Line2, PoseObservations, RigidPose, RimPull, TableCalibration,
+    TableDoubt, TableFile, UncertaintyMap,
 };
 use crate::model::FrameIdx;
 use crate::vision::board_size::{check_board_size, whole_board_size, FRAMES_KEPT_FOR_OTHER_SIZES};
@@ -2108,6 +2108,17 @@ fn rigid_offsets(
 /// fell up to 3.4 mm inside on the random looks (docs/calibration.md).
 const RIM_ALLOWANCE_MM: f64 = 6.0;
 
+/// How far inside the top's edge a reading inside a side face is taken to lie at
+/// most when the claim counts a rim's pull (mm): half the rim's width. The reading
+/// is the midpoint of the colour's step away from the top's; where the face is lit
+/// like the rim's darkest shade the whole step is the rim's ramp and its midpoint
+/// half the rim's width in, and a face darker than that draws it out toward the
+/// edge. The face sides' readings lay 0.1–2.4 mm inside the truth on the random
+/// looks (docs/calibration.md). The judgement allows the whole width
+/// ([`RIM_ALLOWANCE_MM`]) so as not to refuse a good table; counted in the claim,
+/// the whole width put it at 8.4–8.6 mm on our two-face looks, 0.6–1.9 mm off.
+const RIM_PULL_AT_MOST_MM: f64 = RIM_ALLOWANCE_MM / 2.0;
+
 /// The pose's observations where one side's face is in view: the edge points of
 /// the three sides clear of a face, alone. With the intrinsics, two of them give the
 /// camera's turn, the third its distance, and the table's size places the fourth
@@ -2337,6 +2348,10 @@ pub fn solve_table_with_doubts(
                 &observations,
                 EDGE_SAMPLE_CORRELATION,
                 doubts,
+                &RimPull {
+                    sides: face_in_view,
+                    at_most_mm: RIM_PULL_AT_MOST_MM,
+                },
             )
         })
         .flatten();
