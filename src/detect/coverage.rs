@@ -12,10 +12,9 @@ use super::{Detector, TopGrid};
 /// face), pixel by pixel on that view's grid, a bit per player.
 /// At a match's opening every tag lies on the table (R2), so what shows a player's
 /// colour beyond the edge then is scenery for that player's tag; it stays put. A tag
-/// later seen over it
-/// explains it; no tag is to be placed by it. A clip that continues a match may open
-/// with a tag hanging over the edge: its overhang is then taken for scenery too, which
-/// only spares the poses that do not cover it its weight.
+/// later seen over it explains it; no tag is to be placed by it. A clip that continues
+/// a match may open with a tag hanging over the edge: its overhang is then taken for
+/// scenery too, which only spares the poses that do not cover it its weight.
 #[derive(Debug, Clone, Default)]
 pub(super) struct EdgeScenery {
     grid: Option<TopGrid>,

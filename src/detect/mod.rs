@@ -1295,7 +1295,7 @@ mod tests {
                 assert_tag_found_at(&s, at, 1.5, Some(0.05));
                 continue;
             }
-            // Where exactly the stretched overhang puts it matters less than the side
+            // Where exactly the sheared overhang puts it matters less than the side
             // of the edge its hole is read on.
             let f = s.fish.iter().find(|f| f.player == 0).map(|f| f.pose);
             assert!(

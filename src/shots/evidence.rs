@@ -662,18 +662,12 @@ mod first_moved_tests {
     /// mover's fish tied with another: a frame's lead is all the camera can tell.
     #[test]
     fn a_frames_lead_is_enough_for_the_movers_own_fish_only() {
-        let next = Some((ItemId::coin(0), 11));
+        // The item named set off at frame 10, coin:0 at `next_frame`.
         let call = |item: ItemId, next_frame: u64, movers_own: bool| {
-            first_moved(
-                item,
-                10,
-                next.map(|(o, _)| (o, next_frame)),
-                None,
-                20,
-                movers_own,
-            )
-            .evidence
-            .confidence
+            let next = Some((ItemId::coin(0), next_frame));
+            first_moved(item, 10, next, None, 20, movers_own)
+                .evidence
+                .confidence
         };
         assert!(call(ItemId::fish(1), 11, true) >= DEFAULT_REVIEW_BELOW);
         assert!(call(ItemId::fish(2), 11, false) < DEFAULT_REVIEW_BELOW);
