@@ -1437,16 +1437,13 @@ fn side_offset_uncertainty_mm(
         let mut moved = vec![];
         for sign in [1.0, -1.0] {
             let shift = line.normal * (sign * 3.0 * sd);
-            let moved_obs = PoseObservations {
-                corners: obs.corners.clone(),
-                side_points: obs
-                    .side_points
-                    .iter()
-                    .map(|&(side, p)| (side, if side == k { p + shift } else { p }))
-                    .collect(),
-            };
-            let refit = fit_rigid_pose(camera, corners_mm, &moved_obs, fit.pose)?;
-            let to_table = refit.pose.table_from_undistorted(camera)?;
+            let to_table = refit_with_sides_moved(camera, fit, corners_mm, obs, |side, p| {
+                if side == k {
+                    p + shift
+                } else {
+                    p
+                }
+            })?;
             moved.push(
                 seen.iter()
                     .map(|&px| to_table.apply(px))
@@ -1459,6 +1456,29 @@ fn side_offset_uncertainty_mm(
     }
     let out: Vec<f64> = sum_sq.into_iter().map(f64::sqrt).collect();
     out.iter().all(|v| v.is_finite()).then_some(out)
+}
+
+/// The table as the camera sees it (undistorted pixels to table mm) once the pose is
+/// fitted again to the side points moved by `moved(side, point)`, from `fit`'s pose:
+/// how a possible offset of the edge readings carries to the table.
+fn refit_with_sides_moved(
+    camera: &CameraIntrinsics,
+    fit: &PoseFit,
+    corners_mm: &[Point2<f64>],
+    obs: &PoseObservations,
+    moved: impl Fn(usize, Point2<f64>) -> Point2<f64>,
+) -> Option<Homography> {
+    let moved_obs = PoseObservations {
+        corners: obs.corners.clone(),
+        side_points: obs
+            .side_points
+            .iter()
+            .map(|&(side, p)| (side, moved(side, p)))
+            .collect(),
+    };
+    fit_rigid_pose(camera, corners_mm, &moved_obs, fit.pose)?
+        .pose
+        .table_from_undistorted(camera)
 }
 
 /// Sides read inside their side face, and how far inside the top's edge such a
@@ -1508,26 +1528,16 @@ fn rim_pull_uncertainty_mm(
         sets.push(pulled.clone());
     }
     for set in sets {
-        let moved_obs = PoseObservations {
-            corners: obs.corners.clone(),
-            side_points: obs
-                .side_points
-                .iter()
-                .map(|&(k, p)| {
-                    if !set.contains(&k) {
-                        return (k, p);
-                    }
-                    let (a, b) = (corners_mm[k], corners_mm[(k + 1) % corners_mm.len()]);
-                    let along = (b - a).normalize();
-                    // Counter-clockwise seen from above: outside is right of a -> b.
-                    let outward = nalgebra::Vector2::new(along.y, -along.x);
-                    let q = to_table.apply(p) + outward * rim.at_most_mm;
-                    (k, image_from_table.apply(q))
-                })
-                .collect(),
-        };
-        let refit = fit_rigid_pose(camera, corners_mm, &moved_obs, fit.pose)?;
-        let moved = refit.pose.table_from_undistorted(camera)?;
+        let moved = refit_with_sides_moved(camera, fit, corners_mm, obs, |k, p| {
+            if !set.contains(&k) {
+                return p;
+            }
+            let (a, b) = (corners_mm[k], corners_mm[(k + 1) % corners_mm.len()]);
+            let along = (b - a).normalize();
+            // Counter-clockwise seen from above: outside is right of a -> b.
+            let outward = nalgebra::Vector2::new(along.y, -along.x);
+            image_from_table.apply(to_table.apply(p) + outward * rim.at_most_mm)
+        })?;
         for ((w, &px), p) in worst.iter_mut().zip(&seen).zip(grid) {
             *w = f64::max(*w, (moved.apply(px) - p).norm());
         }
