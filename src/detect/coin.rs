@@ -576,11 +576,7 @@ impl Detector {
                 }
                 // Only the last round's share of the rim is kept.
                 if last {
-                    let a = dv.atan2(du);
-                    let bin = (((a + std::f64::consts::PI) / std::f64::consts::TAU * 36.0)
-                        as usize)
-                        .min(35);
-                    bins[bin] = true;
+                    bins[sector_of(du, dv, bins.len())] = true;
                 }
                 pts.push((du, dv, d));
             }
@@ -613,6 +609,13 @@ impl Detector {
     }
 }
 
+/// Which of `sectors` equal sectors about a centre the offset `(du, dv)` lies in.
+fn sector_of(du: f64, dv: f64, sectors: usize) -> usize {
+    let a = dv.atan2(du);
+    (((a + std::f64::consts::PI) / std::f64::consts::TAU * sectors as f64) as usize)
+        .min(sectors - 1)
+}
+
 /// How far from its centre a coin's rim shows (px), from the radial edges between
 /// [`Detector::RIM_SEARCH`] true radii `r_px` of `(cu, cv)`: per 10° sector the mean
 /// of their positions, a circle fitted to those (its centre free: the found centre
@@ -633,10 +636,7 @@ fn rim_reading(edges: &[(usize, usize, f32, f32)], cu: f64, cv: f64, r_px: f64) 
             if d < lo || d > hi || ((du * nx as f64 + dv * ny as f64) / d).abs() < 0.8 {
                 continue;
             }
-            let a = dv.atan2(du);
-            let k = (((a + std::f64::consts::PI) / std::f64::consts::TAU * SECTORS as f64)
-                as usize)
-                .min(SECTORS - 1);
+            let k = sector_of(du, dv, SECTORS);
             sum[k].0 += du;
             sum[k].1 += dv;
             count[k] += 1;
