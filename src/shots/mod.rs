@@ -216,21 +216,22 @@ fn seen_lying_still(cfg: &ShotConfig, history: &[TrackFrame], q: FrameIdx) -> bo
     {
         return false;
     }
+    let ever_seen: std::collections::BTreeSet<TrackId> = history
+        .iter()
+        .flat_map(|tf| tf.items.iter().filter(|x| x.seen).map(|x| x.track))
+        .collect();
+    let since_q = &history[history.partition_point(|tf| tf.frame < q)..];
     now.items.iter().filter(|t| t.state.on_table()).all(|t| {
         if t.carried_by.is_some() {
             return false;
         }
         // Hidden since before the previous rest (under a fish, say): no wait
         // would show it.
-        let ever_seen = history
-            .iter()
-            .any(|tf| tf.items.iter().any(|x| x.track == t.track && x.seen));
-        if !ever_seen {
+        if !ever_seen.contains(&t.track) {
             return true;
         }
-        let recent: Vec<&Pose> = history
+        let recent: Vec<&Pose> = since_q
             .iter()
-            .filter(|tf| tf.frame >= q)
             .filter_map(|tf| tf.items.iter().find(|x| x.track == t.track && x.seen))
             .map(|x| &x.pose)
             .collect();
