@@ -72,7 +72,7 @@ use crate::config::Items;
 use crate::geometry::{FishFootprint, Table};
 use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
 use crate::record::{Shot, Stacking};
-use crate::track::{TrackFrame, TrackId, TrackerConfig};
+use crate::track::{ExitEvidence, RemovalReason, TrackFrame, TrackId, TrackState, TrackerConfig};
 use std::collections::BTreeMap;
 
 /// Thresholds of the shot cutter and judge.
@@ -177,7 +177,8 @@ impl ShotConfig {
 
 /// Whether everything on the table is seen lying still since `q` (the first frame
 /// all looked still), so the shot may end before `still_s` has passed: no track
-/// came onto or left the table within the last `still_s`, every on-table item seen
+/// came onto the table or was predicted off it within the last `still_s` (one seen
+/// beyond the edge has fallen), every on-table item seen
 /// since the previous rest was seen in at least [`ShotConfig::motion_window`]
 /// frames since `q` (nothing hidden that might still be moving, or show up moved), none
 /// rides unseen in a hole (the tracker needs `hole_empty_s` to tell it was thrown
@@ -198,11 +199,26 @@ fn seen_lying_still(cfg: &ShotConfig, history: &[TrackFrame], q: FrameIdx) -> bo
     // in flight is predicted over the edge and may be seen again before it falls, a
     // coin near the edge taken for gone is found again. The `still_s` wait is what
     // lets such a call be corrected before the shot is judged: none may have changed
-    // within it.
+    // within it. An item seen beyond the edge (or matched to a blob over the floor)
+    // when it was taken off is no prediction: it has fallen, and needs no wait.
+    let fell_in_sight: std::collections::BTreeSet<TrackId> = now
+        .items
+        .iter()
+        .filter(|t| {
+            matches!(
+                t.state,
+                TrackState::Removed(RemovalReason::OffTable {
+                    evidence: ExitEvidence::SeenOffTable | ExitEvidence::OffTableBlob,
+                    ..
+                })
+            )
+        })
+        .map(|t| t.track)
+        .collect();
     let on_table = |tf: &TrackFrame| -> Vec<TrackId> {
         tf.items
             .iter()
-            .filter(|t| t.state.on_table())
+            .filter(|t| t.state.on_table() && !fell_in_sight.contains(&t.track))
             .map(|t| t.track)
             .collect()
     };

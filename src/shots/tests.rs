@@ -451,35 +451,41 @@ fn a_hidden_item_does_not_end_the_shot_early() {
     }
 }
 
-/// The tracker's call that an item left the table is provisional (one unseen in
-/// flight is predicted over the edge, and may be seen again before it falls): a
-/// shot in which one was taken off the table within `still_s` waits for `still_s`
-/// as before, however still the rest lies.
+/// The tracker's call that an item left the table is provisional when it was only
+/// predicted (one unseen in flight is predicted over the edge, and may be seen
+/// again before it falls): a shot in which one was so taken off the table within
+/// `still_s` waits for `still_s` as before, however still the rest lies. One seen
+/// beyond the edge has fallen: the shot ends as early as with nothing taken off.
 #[test]
-fn an_item_just_taken_off_the_table_does_not_end_the_shot_early() {
+fn only_an_item_predicted_off_the_table_holds_the_shot_for_still_s() {
     for fps in [30.0, 60.0] {
         let cfg = ShotConfig::new(fps, Table::rectangle(1000.0, 700.0), &Items::default_set());
         let struck = fps as FrameIdx;
         let stops = struck + (0.4 * fps) as FrameIdx;
         let still = (cfg.still_s * fps) as FrameIdx;
-        let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, slide(fps, struck));
-        let off = stops + 1;
-        for tf in frames.iter_mut().filter(|tf| tf.frame >= off) {
-            let coin = &mut tf.items[1];
-            coin.seen = false;
-            coin.last_seen = Some(off - 1);
-            coin.state = TrackState::Removed(RemovalReason::OffTable {
-                frame: off,
-                exit: Point::new(700.0, 700.0),
-                evidence: ExitEvidence::Extrapolated,
-            });
+        for evidence in [ExitEvidence::Extrapolated, ExitEvidence::SeenOffTable] {
+            let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, slide(fps, struck));
+            let off = stops + 1;
+            for tf in frames.iter_mut().filter(|tf| tf.frame >= off) {
+                let coin = &mut tf.items[1];
+                coin.seen = false;
+                coin.last_seen = Some(off - 1);
+                coin.state = TrackState::Removed(RemovalReason::OffTable {
+                    frame: off,
+                    exit: Point::new(700.0, 700.0),
+                    evidence,
+                });
+            }
+            let shots = cut_known(fps, frames);
+            assert_eq!(shots.len(), 1, "{fps} fps, {evidence:?}: {shots:?}");
+            let known = shots[0].0;
+            let waited = known + 3 >= stops + still;
+            assert_eq!(
+                waited,
+                evidence == ExitEvidence::Extrapolated,
+                "{fps} fps, {evidence:?}: known at {known}, stopped at {stops}"
+            );
+            assert_eq!(shots[0].1.lost.len(), 1, "{fps} fps, {evidence:?}");
         }
-        let shots = cut_known(fps, frames);
-        assert!(!shots.is_empty(), "{fps} fps");
-        assert!(
-            shots[0].0 + 3 >= stops + still,
-            "{fps} fps: known at {}, stopped at {stops}",
-            shots[0].0
-        );
     }
 }
