@@ -178,9 +178,9 @@ impl ShotConfig {
 /// Whether everything on the table is seen lying still since `q` (the first frame
 /// all looked still), so the shot may end before `still_s` has passed: no track
 /// came onto the table or was predicted off it within the last `still_s` (one seen
-/// beyond the edge has fallen), every on-table item seen
-/// since the previous rest was seen in at least [`ShotConfig::motion_window`]
-/// frames since `q` (nothing hidden that might still be moving, or show up moved), none
+/// beyond the edge has fallen), every on-table item seen since the previous rest
+/// was seen in at least [`ShotConfig::motion_window`] frames since `q` (nothing
+/// hidden that might still be moving, or show up moved), none
 /// rides unseen in a hole (the tracker needs `hole_empty_s` to tell it was thrown
 /// out), and each item's sightings since `q` lie within the jitter of its newest.
 ///
