@@ -72,7 +72,7 @@ use crate::config::Items;
 use crate::geometry::{FishFootprint, Table};
 use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
 use crate::record::{Shot, Stacking};
-use crate::track::{ExitEvidence, RemovalReason, TrackFrame, TrackId, TrackState, TrackerConfig};
+use crate::track::{RemovalReason, TrackFrame, TrackId, TrackState, TrackerConfig};
 use std::collections::BTreeMap;
 
 /// Thresholds of the shot cutter and judge.
@@ -207,10 +207,8 @@ fn seen_lying_still(cfg: &ShotConfig, history: &[TrackFrame], q: FrameIdx) -> bo
         .filter(|t| {
             matches!(
                 t.state,
-                TrackState::Removed(RemovalReason::OffTable {
-                    evidence: ExitEvidence::SeenOffTable | ExitEvidence::OffTableBlob,
-                    ..
-                })
+                TrackState::Removed(RemovalReason::OffTable { evidence, .. })
+                    if !evidence.is_predicted()
             )
         })
         .map(|t| t.track)

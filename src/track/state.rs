@@ -55,3 +55,12 @@ pub enum ExitEvidence {
     /// Last seen near the edge moving out; the prediction crossed it.
     Extrapolated,
 }
+
+impl ExitEvidence {
+    /// Only predicted, not seen: the item may yet be found on the table (a coin
+    /// thought to ride in its fish, one unseen in flight), so what is built on the
+    /// exit stays provisional. Seen beyond the edge, it has fallen.
+    pub fn is_predicted(self) -> bool {
+        self == ExitEvidence::Extrapolated
+    }
+}

@@ -2004,7 +2004,7 @@ impl Tracker {
                     // Taken off with its fish: it went over the edge from the hole's
                     // last place on the table, far from where it was last seen.
                     TrackState::Removed(RemovalReason::OffTable { evidence, .. }) => {
-                        evidence == ExitEvidence::Extrapolated
+                        evidence.is_predicted()
                             && (t.last_com_on_table - t.last_seen_pos).norm()
                                 > c.footprint.hole_radius()
                     }
@@ -2031,7 +2031,7 @@ impl Tracker {
                         t.hidden_by.is_none() && !t.in_unmoved_hole(t.carried, c)
                     }
                     TrackState::Removed(RemovalReason::OffTable { evidence, .. }) => {
-                        evidence == ExitEvidence::Extrapolated
+                        evidence.is_predicted()
                     }
                     _ => false,
                 };
