@@ -178,6 +178,11 @@ impl Detector {
         }
         // Grown by a pixel: the mixed pixels where two tags meet belong to neither.
         grow_bits(&mut self.blocked, &mut self.blocked_tmp, g.width, g.height);
+        self.mark_occluded();
+    }
+
+    /// Marks what the occluders hide in `blocked`.
+    pub(super) fn mark_occluded(&mut self) {
         if self.any_hidden {
             for (b, h) in self.blocked.iter_mut().zip(&self.hidden) {
                 if *h > 0.5 {

@@ -152,6 +152,9 @@ pub struct Detector {
     any_hidden: bool,
     /// This frame's occluders, pixel by pixel.
     occluder_blobs: Vec<occluder::OccluderBlob>,
+    /// Pixels the occluder search excused as a player's tag under a highlight: the
+    /// pixel, the player, the coverage it would have had otherwise.
+    glare: Vec<(usize, usize, f32)>,
     /// Which pixels of `on_table_grid` lie on the table, computed once per grid.
     on_table: Vec<bool>,
     on_table_grid: Option<TopGrid>,
@@ -214,6 +217,7 @@ impl Detector {
             hidden: Vec::new(),
             any_hidden: false,
             occluder_blobs: Vec::new(),
+            glare: Vec::new(),
             on_table: Vec::new(),
             on_table_grid: None,
             table_look: Look {
@@ -266,6 +270,34 @@ impl Detector {
 
     pub fn footprint(&self) -> &FishFootprint {
         &self.footprint
+    }
+
+    /// The tags of `players` in this view.
+    fn find_tags(&mut self, g: &TopGrid, hints: &Hints, players: &[usize]) -> Vec<FishSighting> {
+        let mut out = Vec::new();
+        for &player in players {
+            let prior = hints.fish.get(player).copied().flatten();
+            let settled = hints.settled.get(player).copied().flatten();
+            if let Some(mut f) = self.detect_fish(g, player, prior, settled, hints.quick) {
+                if let Some(before) = hints.previous_frame.get(player).copied().flatten() {
+                    // Blur spreads a tag's colour thin at its ends, so less of it
+                    // counts as seen: what hides a tag is checked pixel by pixel.
+                    if f.visible_fraction > 0.6 && f.fit * 2.0 >= GOOD_FIT {
+                        // The exposure is the camera's: once it is well known, an
+                        // occasional reading keeps it up to date.
+                        self.blur_candidates += 1;
+                        if self.blur_readings < BLUR_READINGS_WANTED
+                            || self.blur_candidates % BLUR_LATER_EVERY == 0
+                        {
+                            f.exposure_share = self.exposure_share(g, player, &f.pose, &before);
+                            self.blur_readings += f.exposure_share.is_some() as u32;
+                        }
+                    }
+                }
+                out.push(f);
+            }
+        }
+        out
     }
 
     /// Detects everything in one top-down frame.
@@ -321,7 +353,7 @@ impl Detector {
         }
         let memory = self.table_memory.compare(view, &self.on_table);
         let mut sightings = Sightings {
-            occluders: self.detect_occluders(&g, table_chroma, view, memory.as_ref()),
+            occluders: self.detect_occluders(&g, table_chroma, view, memory.as_ref(), !hints.quick),
             strangers: std::mem::take(&mut self.strangers),
             ..Default::default()
         };
@@ -331,27 +363,17 @@ impl Detector {
                 .learn_once(&g, &self.on_table, &self.coverages, self.players.len());
         }
         self.edge_scenery.view(&g);
-        for player in 0..self.players.len() {
-            let prior = hints.fish.get(player).copied().flatten();
-            let settled = hints.settled.get(player).copied().flatten();
-            if let Some(mut f) = self.detect_fish(&g, player, prior, settled, hints.quick) {
-                if let Some(before) = hints.previous_frame.get(player).copied().flatten() {
-                    // Blur spreads a tag's colour thin at its ends, so less of it
-                    // counts as seen: what hides a tag is checked pixel by pixel.
-                    if f.visible_fraction > 0.6 && f.fit * 2.0 >= GOOD_FIT {
-                        // The exposure is the camera's: once it is well known, an
-                        // occasional reading keeps it up to date.
-                        self.blur_candidates += 1;
-                        if self.blur_readings < BLUR_READINGS_WANTED
-                            || self.blur_candidates % BLUR_LATER_EVERY == 0
-                        {
-                            f.exposure_share = self.exposure_share(&g, player, &f.pose, &before);
-                            self.blur_readings += f.exposure_share.is_some() as u32;
-                        }
-                    }
-                }
-                sightings.fish.push(f);
-            }
+        let everyone: Vec<usize> = (0..self.players.len()).collect();
+        sightings.fish = self.find_tags(&g, hints, &everyone);
+        let again = self.reclaim_glare(&g, &sightings.fish, &mut sightings.occluders);
+        if !again.is_empty() {
+            // Their tags were looked for with a hand of their hue taken for a
+            // highlight: looked for again with it hidden.
+            self.mark_occluded();
+            sightings.fish.retain(|f| !again.contains(&f.player));
+            let found = self.find_tags(&g, hints, &again);
+            sightings.fish.extend(found);
+            sightings.fish.sort_by_key(|f| f.player);
         }
         self.forget_tag_prints(&g, &sightings.fish, &mut sightings.occluders);
         sightings.coins = self.detect_coins(&g, &sightings.fish, &sightings.occluders);
@@ -1186,6 +1208,88 @@ mod tests {
             s.occluders
         );
         assert_tag_found_at(&s, at, 1.0, None);
+    }
+
+    /// A glossy green tag slid under the light's reflection (sweep-013's look: laminate
+    /// of (91, 73, 61), the tag (44, 160, 44) where it lay at the opening): it shows its
+    /// colour plus white, its chroma moved toward neutral, 0.15 from the colour learned
+    /// at the opening and so odd to the occluder search. Taken for a hand, it hid
+    /// itself: the tag at rest was read 67 mm off and its coin lost. A colour washed
+    /// toward neutral is the tag's, not a hand's; a skin-coloured hand is still one.
+    #[test]
+    fn a_glossy_tag_under_the_lights_reflection_is_no_hand() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let green = [44, 160, 44];
+        let wood = [91.0, 73.0, 61.0];
+        // A tag of `colour` at `at` washed `white` toward grey 150, and a hand: a
+        // disc (centre, radius) of a colour.
+        type Hand = Option<((Point, f64), [f64; 3])>;
+        let scene = |at: Pose, colour: [u8; 3], white: f64, hand: Hand| {
+            let placed = FishFootprint::new(&items).placed(&at);
+            supersample(&grid, move |p| {
+                if let Some(((c, r), rgb)) = hand {
+                    if (p - c).norm() < r {
+                        return rgb;
+                    }
+                }
+                if (p - placed.hole.center).norm() < items.coin.radius {
+                    [150.0, 100.0, 60.0]
+                } else if placed.covers(p) {
+                    colour.map(|c| (1.0 - white) * c as f64 + white * 150.0)
+                } else {
+                    wood
+                }
+            })
+        };
+        let mut det = Detector::new(&items, &[green], table.clone(), DetectorConfig::default());
+        let opening = Pose::fish(80.0, 60.0, 0.2);
+        let rgb = scene(opening, green, 0.0, None);
+        fn view(grid: TopGrid, rgb: &[u8]) -> TopView<'_> {
+            TopView {
+                grid,
+                rgb,
+                bgr: false,
+            }
+        }
+        let s = det.detect(&view(grid, &rgb));
+        assert_tag_found_at(&s, opening, 1.0, None);
+        let under_light = Pose::fish(190.0, 120.0, 2.5);
+        let rgb = scene(under_light, green, 0.3, None);
+        let s = det.detect(&view(grid, &rgb));
+        assert!(
+            s.occluders.is_empty(),
+            "the tag under the highlight taken for a hand: {:?}",
+            s.occluders
+        );
+        assert_tag_found_at(&s, under_light, 1.5, Some(0.05));
+        let hand = (Point::new(120.0, 150.0), 25.0);
+        let rgb = scene(under_light, green, 0.3, Some((hand, [205.0, 150.0, 120.0])));
+        let s = det.detect(&view(grid, &rgb));
+        assert!(
+            s.occluders.iter().any(|o| (o.0 - hand.0).norm() < 5.0),
+            "the hand not found: {:?}",
+            s.occluders
+        );
+        // A yellow tag (f11's): a hand's colour can lie on the line from neutral to
+        // it, as a highlight's does; beside the tag, not on it, it is still a hand.
+        let yellow = [251, 202, 21];
+        let mut det = Detector::new(&items, &[yellow], table, DetectorConfig::default());
+        let tag = Pose::fish(80.0, 60.0, 0.2);
+        let hand = (Point::new(190.0, 120.0), 25.0);
+        let yellow_line = [200.0, 179.0, 101.0];
+        for hand in [None, Some((hand, yellow_line))] {
+            let rgb = scene(tag, yellow, 0.0, hand);
+            let s = det.detect(&view(grid, &rgb));
+            assert_eq!(
+                s.occluders.len(),
+                hand.is_some() as usize,
+                "{:?}",
+                s.occluders
+            );
+            assert_tag_found_at(&s, tag, 1.0, None);
+        }
     }
 
     /// A red tag 5 mm from the table's edge, the table's side face past the edge a

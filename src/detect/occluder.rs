@@ -31,6 +31,32 @@ const PRINT_INSIDE_SHARE: f64 = 0.9;
 /// its edge, a pixel or two at the usual scale.
 const PRINT_MARGIN_MM: f64 = 2.0;
 
+/// The chroma of white light as the camera shows it: what a highlight adds.
+const NEUTRAL: [f64; 2] = [1.0 / 3.0, 1.0 / 3.0];
+/// A glossy tag under the light's reflection shows its colour plus white: its chroma
+/// moves from the player's toward neutral (the dichromatic model). A pixel keeps at
+/// least this share of its player's saturation to be taken for the tag under a
+/// highlight. Read on the sweep: a red tag under its highlight keeps 0.5 of it
+/// (sweep-037), a green one 0.6 (sweep-013); the flicking hand on the red line keeps
+/// 0.25, skin lying that close to the neutral point.
+const HIGHLIGHT_KEEPS: f64 = 0.4;
+
+/// Whether `c` is `player`'s colour washed toward neutral by a highlight: on the
+/// line from neutral to the player's chroma (within `off` of it), keeping at least
+/// [`HIGHLIGHT_KEEPS`] of the player's saturation and no more than all of it. A
+/// player coloured nearly neutral has no such line.
+fn under_highlight(c: [f64; 2], player: [f64; 2], off: f64) -> bool {
+    let axis = [player[0] - NEUTRAL[0], player[1] - NEUTRAL[1]];
+    let len2 = axis[0] * axis[0] + axis[1] * axis[1];
+    if len2 < ODD_CHROMA * ODD_CHROMA * off * off {
+        return false;
+    }
+    let d = [c[0] - NEUTRAL[0], c[1] - NEUTRAL[1]];
+    let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
+    let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len2.sqrt();
+    (HIGHLIGHT_KEEPS..=1.0).contains(&along) && across < off
+}
+
 /// An occluder's pixels (indices into the view) and which of the occluder discs
 /// cover it.
 #[derive(Debug, Clone)]
@@ -41,19 +67,22 @@ pub(super) struct OccluderBlob {
 
 impl Detector {
     /// Regions on or over the table whose colour is neither the table's nor a
-    /// player's, too large for a coin, and not a tag already found.
+    /// player's, too large for a coin, and not a tag already found. In a `settled`
+    /// look a player's colour washed by a highlight is left to the tags found.
     pub(super) fn detect_occluders(
         &mut self,
         g: &TopGrid,
         table: [f64; 2],
         view: &TopView,
         memory: Option<&Comparison>,
+        settled: bool,
     ) -> Vec<(Point, f64)> {
         let n = g.width * g.height;
         self.coverage.resize(n, 0.0);
         self.hidden.clear();
         self.any_hidden = false;
         self.hidden.resize(n, 0.0);
+        self.glare.clear();
         // Brightness is judged against the table's, which a part of the view that is
         // mostly hand would not show.
         let grey_median = self.table_look.grey as f32;
@@ -76,22 +105,37 @@ impl Detector {
             // Only an odd pixel needs the players' colours (most are plain table).
             let odd = dt2 > ODD_CHROMA * ODD_CHROMA * off * off || odd_brightness;
             let changed = !odd && memory.is_some_and(|m| self.table_memory.changed(view, m, i));
-            self.coverage[i] = if (odd || changed)
-                && !self
+            // Odd in colour, or only changed since the table was seen bare.
+            let unexplained = if odd { 1.0 } else { CHANGED_ONLY };
+            self.coverage[i] = if !(odd || changed)
+                || self
                     .players
                     .iter()
                     .any(|p| dist2(c64, *p) < 4.0 * off * off)
             {
-                // Odd in colour, or only changed since the table was seen bare.
-                if odd {
-                    1.0
-                } else {
-                    CHANGED_ONLY
-                }
-            } else {
                 0.0
+            } else if let Some(player) = self
+                .players
+                .iter()
+                .position(|p| settled && under_highlight(c64, *p, off))
+            {
+                // A tag's colour under a highlight, or a hand of that hue: the tags
+                // found decide (`Detector::reclaim_glare`). Not in a quick look
+                // (things moving): a moving tag's smear over a table near neutral
+                // lies on the same line, and the tag's fit under blur leans on its
+                // smear hidden (round-3p's flicked tag was read on another one).
+                self.glare.push((i, player, unexplained));
+                0.0
+            } else {
+                unexplained
             };
         }
+        self.occluders_from_coverage(g)
+    }
+
+    /// The occluders the coverage shows: its regions too large for a coin (and, when
+    /// only changed, for a tag), as discs, their pixels kept and marked hidden.
+    fn occluders_from_coverage(&mut self, g: &TopGrid) -> Vec<(Point, f64)> {
         let blobs = label_blobs(&self.coverage, g.width, g.height, 0.5, &mut self.labels);
         let px_area = g.mm_per_px * g.mm_per_px;
         let coin_area = std::f64::consts::PI * self.coin_radius * self.coin_radius;
@@ -202,6 +246,48 @@ impl Detector {
             b.discs = start..occluders.len();
         }
         self.mark_hidden(g);
+    }
+
+    /// Gives the occluder search back the pixels it excused as a tag under a
+    /// highlight ([`under_highlight`]) that no tag of that player found this frame
+    /// covers: by colour alone a glossy tag under the light's reflection and a hand
+    /// of its hue (skin lies on the line from neutral to a yellow or orange tag)
+    /// cannot be told apart, the tag's outline can. Renews the occluders when any
+    /// pixel came back, and returns the players whose pixels did: their tags were
+    /// looked for with those pixels in view.
+    pub(super) fn reclaim_glare(
+        &mut self,
+        g: &TopGrid,
+        fish: &[FishSighting],
+        occluders: &mut Vec<(Point, f64)>,
+    ) -> Vec<usize> {
+        let mut players = Vec::new();
+        if self.glare.is_empty() {
+            return players;
+        }
+        let tags: Vec<(usize, PlacedFish)> = fish
+            .iter()
+            .map(|f| (f.player, self.footprint.placed(&f.pose)))
+            .collect();
+        for &(i, player, unexplained) in &self.glare {
+            let p = g.table_from_px((i % g.width) as f64, (i / g.width) as f64);
+            let on_its_tag = tags.iter().any(|(k, t)| {
+                *k == player
+                    && (t.covers(p)
+                        || (!t.outline_contains(p)
+                            && boundary_distance(p, &t.outline) <= PRINT_MARGIN_MM))
+            });
+            if !on_its_tag {
+                self.coverage[i] = unexplained;
+                if !players.contains(&player) {
+                    players.push(player);
+                }
+            }
+        }
+        if !players.is_empty() {
+            *occluders = self.occluders_from_coverage(g);
+        }
+        players
     }
 
     /// Discs that together cover an occluder's blob. A hand is about a tag across
