@@ -178,17 +178,24 @@ impl Detector {
             // Circles reaching over the table's edge are left out: the edge and its
             // corners draw the phantom circles that pass the loose test.
             let clear_of_edge = |p: Point| self.table.signed_distance(p) > self.coin_radius;
-            for c in seen
+            // Nor circles in tags' holes: where a millimetre is less than a pixel, an
+            // empty hole's rim draws a coin's circle around the table seen through it,
+            // and a hole's centre must not teach by resembling itself.
+            let loose = |p: Point| !seen.fish.iter().any(|f| self.lies_in_hole(f, p));
+            let room = MAX_RIM_COIN_LOOKS.saturating_sub(self.rim_coin_looks.len());
+            let looks: Vec<Look> = seen
                 .coins
                 .iter()
-                .filter(|c| c.streak.is_none() && clear_of_edge(c.pt_in_table))
-            {
-                let (cu, cv) = g.px_from_table(c.pt_in_table);
-                if self.rim_coin_looks.len() < MAX_RIM_COIN_LOOKS {
-                    self.rim_coin_looks
-                        .extend(self.disc_look(g, cu, cv, 0.6 * r_px));
-                }
-            }
+                .filter(|c| {
+                    c.streak.is_none() && clear_of_edge(c.pt_in_table) && loose(c.pt_in_table)
+                })
+                .filter_map(|c| {
+                    let (cu, cv) = g.px_from_table(c.pt_in_table);
+                    self.disc_look(g, cu, cv, 0.6 * r_px)
+                })
+                .take(room)
+                .collect();
+            self.rim_coin_looks.extend(looks);
         }
         if self.coin_look.is_none() {
             // Every coin starts in its owner's hole (R2): what shows at the centre of a
@@ -502,6 +509,15 @@ impl Detector {
             self.rim_radius.add(px * g.mm_per_px);
         }
         coins
+    }
+
+    /// Keeps the coins found whose insides look like the coins' look.
+    pub(super) fn rejudge_coins(&self, g: &TopGrid, coins: &mut Vec<CoinSighting>) {
+        let r_px = self.rim_radius.at(self.coin_radius) / g.mm_per_px;
+        coins.retain(|c| {
+            let (cu, cv) = g.px_from_table(c.pt_in_table);
+            self.looks_like_coin(g, cu, cv, r_px).is_some()
+        });
     }
 
     /// Where the search for a coin's rim looks, in true radii from its centre.
