@@ -358,21 +358,44 @@ fn start_frame(
 /// Whether anything that moved since `trigger` is seen to lie somewhere at rest:
 /// an item that left its resting pose and was seen from `rest` on, or one that left
 /// the table. When every "mover" stays unseen through the whole rest window, what
-/// moved were misreads of tags under a hand or arm, not a flick.
+/// moved were misreads of tags under a hand or arm, not a flick — unless a mover was
+/// seen in flight clear of every hand, farther from where it lay than a tag's reach,
+/// in two frames: a misread lies under the hand that causes it, and an item seen
+/// travelling and then gone (over the edge unseen, or hidden) is for the judge.
 pub(crate) fn movers_seen(
     cfg: &ShotConfig,
     history: &[TrackFrame],
     trigger: FrameIdx,
     rest: FrameIdx,
 ) -> bool {
+    let reach = cfg.footprint.reach();
     series(history).values().any(|s| {
         let left = s.iter().any(|(h, t)| {
             history[*h].frame >= trigger
                 && matches!(t.state, TrackState::Removed(RemovalReason::OffTable { .. }))
         });
-        left || (start_frame(cfg, history, s, trigger).is_some()
-            && s.iter()
-                .any(|(h, t)| t.seen && t.state.on_table() && history[*h].frame >= rest))
+        if left {
+            return true;
+        }
+        let Some(start) = start_frame(cfg, history, s, trigger) else {
+            return false;
+        };
+        let at_rest = s
+            .iter()
+            .any(|(h, t)| t.seen && t.state.on_table() && history[*h].frame >= rest);
+        let in_flight = s
+            .iter()
+            .filter(|(h, t)| {
+                let p = t.pose.point();
+                t.seen
+                    && t.state.on_table()
+                    && !t.partly_hidden
+                    && history[*h].frame > start.frame
+                    && (p - start.pose.point()).norm() > reach
+                    && !history[*h].occluders.iter().any(|o| o.covers(p, reach))
+            })
+            .count();
+        at_rest || in_flight >= 2
     })
 }
 
@@ -1216,6 +1239,7 @@ pub(crate) fn judge(
             ));
         }
     }
+    lost_with_their_fish(&mut shot, end_tf, &item_of, &mut doubt);
 
     rest_relations(cfg, &mut shot, end_tf, &hidden_under, prev, &mut doubt);
     let rest = evidence::rest_calls(cfg, &shot, &rest_seen, &hidden_under, &|p| {
@@ -1245,6 +1269,57 @@ pub(crate) fn judge(
         shot.before = Some(interlude(cfg, history, &all, p, flick, &shot.start));
     }
     shot
+}
+
+/// Coins the tracker still carries unseen in the hole of a fish this shot judged lost
+/// (gone from view on a path over the edge): the hole carried them there, so they
+/// left the table with it, at its crossing and no surer than its loss. The tracker
+/// cannot know it: it keeps an unseen fish on the table for the judge to place.
+fn lost_with_their_fish(
+    shot: &mut Shot,
+    end_tf: &TrackFrame,
+    item_of: &dyn Fn(TrackId) -> Option<ItemId>,
+    doubt: &mut BTreeSet<ItemId>,
+) {
+    for t in &end_tf.items {
+        let (Some(carrier), Some(coin)) = (t.carried_by, item_of(t.track)) else {
+            continue;
+        };
+        let Some(fish) = item_of(carrier) else {
+            continue;
+        };
+        if !shot.end.contains_key(&coin) || shot.lost.iter().any(|l| l.item == coin) {
+            continue;
+        }
+        let Some(with) = shot.lost.iter().find(|l| l.item == fish).cloned() else {
+            continue;
+        };
+        let sure = shot
+            .decisions
+            .iter()
+            .filter(|d| d.item == fish && d.call == Call::LostUnseen)
+            .map(|d| d.evidence.confidence)
+            .fold(1.0, f64::min);
+        let why = format!("{coin} rode unseen in {fish}'s hole and left the table with it");
+        let exit = Pose {
+            theta: None,
+            ..with.exit
+        };
+        let lost = crate::record::Evidence::new(sure, why.clone()).at([with.frame]);
+        lost_unseen(
+            shot,
+            coin,
+            lost,
+            exit,
+            (with.exit.point(), with.frame),
+            with.frame,
+        );
+        shot.end.remove(&coin);
+        doubt.remove(&coin);
+        shot.notes
+            .retain(|n| !n.starts_with(&format!("{coin} not seen at rest; it rode")));
+        shot.notes.push(format!("{why} (as sure as {fish}'s loss)"));
+    }
 }
 
 /// An item taken as lost unseen: the loss's call, its exit's (resting on a path never

@@ -41,7 +41,9 @@
 //!   frame is the first one from which the hole centres were still and no tail was
 //!   swung farther than the angle jitter from where it lies (the turning window
 //!   lags). If nothing that moved is seen at rest (nor left the table), the
-//!   "motion" was tags misread under a hand or arm: no shot, the interlude goes on.
+//!   "motion" was tags misread under a hand or arm: no shot, the interlude goes on;
+//!   unless a mover was seen in flight, clear of every hand and farther from where
+//!   it lay than a tag reaches, in two frames (a misread lies under its hand).
 //! - The shot ends sooner, [`ShotConfig::motion_window`] frames after all went
 //!   quiet, when everything is seen lying still (`seen_lying_still`): under sliding
 //!   friction an item that slow stops within a frame, so the `still_s` wait is only
@@ -56,7 +58,8 @@
 //!   is judged from its last sighting: if its path under friction ends under a fish
 //!   at rest, it is stacked under that fish; if the path leaves the table within its
 //!   stopping distance, it is lost at that crossing; a hand over it means hidden.
-//!   Each such decision adds a note with how sure it is.
+//!   Each such decision adds a note with how sure it is. A coin riding unseen in
+//!   the hole of a fish so judged lost leaves the table with it.
 //! - A coin the tracker found gone from the hole it rode in unseen (the fish lay
 //!   still, its hole empty) was thrown out on the way: if a coin thrown at the
 //!   hole's speed could reach the edge, it is lost where the hole's path came

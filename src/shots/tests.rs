@@ -489,3 +489,62 @@ fn only_an_item_predicted_off_the_table_holds_the_shot_for_still_s() {
         }
     }
 }
+
+/// A fish flicked toward the near edge, its coin riding unseen in its hole, seen in
+/// flight clear of any hand and then never again (it tipped over the edge unseen):
+/// a shot, not "tags misread under a hand" (no mover seen at rest, none taken off
+/// the table), with the fish lost where its path leaves the table and the coin lost
+/// with it. Before, the flick was dropped and the next motion taken for it.
+#[test]
+fn a_fish_seen_in_flight_then_gone_over_the_edge_takes_its_riding_coin_with_it() {
+    for fps in [30.0, 60.0] {
+        let struck = fps as FrameIdx;
+        let flight = move |f: FrameIdx| {
+            // 1.2 m/s under 1.5 m/s² of friction: it would stop 0.8 s on, past the edge.
+            let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.8);
+            Pose::fish(500.0, 450.0 + 1200.0 * t - 750.0 * t * t, 0.3)
+        };
+        let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, flight);
+        let mut last_seen = None;
+        for tf in frames.iter_mut() {
+            let (fish_track, hole) = (tf.items[0].track, tf.items[0].pose);
+            let fish = &mut tf.items[0];
+            if hole.y > 640.0 {
+                // Gone from view before it reaches the edge; the tracker keeps it
+                // where it was last seen, on the table.
+                let (p, f) = last_seen.expect("seen before the edge");
+                fish.seen = false;
+                fish.pose = p;
+                fish.last_seen = Some(f);
+                fish.velocity_mm_s = Vector::zeros();
+            } else {
+                last_seen = Some((hole, tf.frame));
+            }
+            let carried = fish.pose;
+            let coin = &mut tf.items[1];
+            coin.item = Some(ItemId::coin(0));
+            coin.seen = false;
+            coin.last_seen = None;
+            coin.carried_by = Some(fish_track);
+            coin.pose = Pose::coin(carried.x, carried.y);
+        }
+        let shots = cut(fps, frames);
+        assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
+        let s = &shots[0];
+        assert!(
+            s.flick_frame + 1 >= struck && s.flick_frame <= struck + 1,
+            "{fps} fps: flick at {}, struck at {struck}",
+            s.flick_frame
+        );
+        let lost = |id: ItemId| s.lost.iter().find(|l| l.item == id);
+        let fish = lost(ItemId::fish(0)).unwrap_or_else(|| panic!("{fps} fps: fish kept: {s:?}"));
+        let coin = lost(ItemId::coin(0)).unwrap_or_else(|| panic!("{fps} fps: coin kept: {s:?}"));
+        assert!((fish.exit.y - 700.0).abs() < 1e-6, "{fps} fps: {fish:?}");
+        assert_eq!(
+            (coin.frame, coin.exit.point()),
+            (fish.frame, fish.exit.point()),
+            "{fps} fps: the coin leaves with its fish"
+        );
+        assert!(!s.end.contains_key(&ItemId::coin(0)), "{fps} fps: {s:?}");
+    }
+}
