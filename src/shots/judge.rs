@@ -1034,9 +1034,12 @@ pub(crate) fn judge(
             Some(((e - com_last).norm(), e))
         };
         let limit = s_exit.map(|(d, _)| d).unwrap_or(reach);
+        // Only a coin hides wholly under a tag: a tag as large as the one on it shows
+        // beside it (seen, partly hidden) unless it lies exactly beneath.
+        let can_hide = !item.is_fish();
         let mut hide: Option<(f64, ItemId)> = None;
         let mut d = 0.0;
-        while d <= limit && hide.is_none() {
+        while can_hide && d <= limit && hide.is_none() {
             let p = p_last + dir * d;
             if let Some((fid, _)) = resting_fish
                 .iter()
@@ -1049,6 +1052,7 @@ pub(crate) fn judge(
         let p_stop = p_last + dir * stop;
         let stop_hidden = resting_fish
             .iter()
+            .filter(|_| can_hide)
             .find(|(_, f)| near_under_fish(cfg, f, p_stop, stop))
             .map(|(id, _)| *id);
         let exit_within_stop = s_exit.is_some_and(|(d, _)| d <= stop);
