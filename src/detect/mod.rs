@@ -1055,7 +1055,7 @@ mod tests {
     fn an_empty_hole_seen_coarsely_is_no_coin_at_an_opening_with_coins_loose() {
         let items = Items::default_set();
         let table = Table::rectangle(300.0, 200.0);
-        let coarse = TopGrid::covering(&table, 1.6, 20.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
         let (red, blue, green) = ([200, 30, 40], [30, 90, 200], [40, 170, 50]);
         let at = [
             Pose::fish(60.0, 50.0, 0.0),
@@ -1066,48 +1066,36 @@ mod tests {
         let in_hole = at[0].point();
         let loose = [Point::new(180.0, 150.0), Point::new(230.0, 140.0)];
         let coins = [in_hole, loose[0], loose[1]];
-        let mut camera = draw(&coarse, &items, &fish, &coins, None);
-        // The empty holes: the table in the tag's shade, darker by its wall, a quarter
-        // of the way to the tag's colour (a camera's blur and its chroma at half
-        // resolution).
+        let placed: Vec<_> = fish
+            .iter()
+            .map(|(p, c)| (FishFootprint::new(&items).placed(p), *c))
+            .collect();
         let hole = items.fish.hole_radius;
-        for v in 0..coarse.height {
-            for u in 0..coarse.width {
-                let p = coarse.table_from_px(u as f64, v as f64);
-                for (f, c) in &fish[1..] {
-                    let d = (p - f.point()).norm();
-                    if d < hole {
-                        let i = (v * coarse.width + u) * 3;
-                        // The hole's wall and the tag's shadow darken its rim.
-                        let shade = if d > hole - 1.5 { 0.5 } else { 0.8 };
-                        for k in 0..3 {
-                            let shaded = shade * camera[i + k] as f64;
-                            camera[i + k] = (0.75 * shaded + 0.25 * c[k] as f64) as u8;
-                        }
-                    }
+        let scene = |p: Point| {
+            // Wood with a soft grain, as `draw` paints it.
+            let grain = 12.0 * (p.y * 0.35 + (p.x * 0.05).sin() * 3.0).sin();
+            let wood = [170.0 + grain, 120.0 + grain * 0.8, 75.0 + grain * 0.5];
+            if coins.iter().any(|c| (p - c).norm() < items.coin.radius) {
+                return [235.0, 175.0, 110.0];
+            }
+            for (f, c) in &placed {
+                if f.covers(p) {
+                    return c.map(f64::from);
                 }
             }
-        }
-        // The view is read bilinearly at a millimetre a pixel, as the driver reads it.
-        let grid = TopGrid::covering(&table, 1.0, 20.0);
-        let mut rgb = vec![0u8; grid.width * grid.height * 3];
-        for v in 0..grid.height {
-            for u in 0..grid.width {
-                let (cu, cv) = coarse.px_from_table(grid.table_from_px(u as f64, v as f64));
-                let (cu, cv) = (
-                    cu.clamp(0.0, (coarse.width - 2) as f64),
-                    cv.clamp(0.0, (coarse.height - 2) as f64),
-                );
-                let (u0, v0) = (cu.floor() as usize, cv.floor() as usize);
-                let (fu, fv) = (cu - u0 as f64, cv - v0 as f64);
-                for k in 0..3 {
-                    let at = |u: usize, v: usize| camera[(v * coarse.width + u) * 3 + k] as f64;
-                    let top = (1.0 - fu) * at(u0, v0) + fu * at(u0 + 1, v0);
-                    let bottom = (1.0 - fu) * at(u0, v0 + 1) + fu * at(u0 + 1, v0 + 1);
-                    rgb[(v * grid.width + u) * 3 + k] = ((1.0 - fv) * top + fv * bottom) as u8;
+            // The empty holes: the table in the tag's shade, darker by its wall, a
+            // quarter of the way to the tag's colour (a camera's blur and its chroma
+            // at half resolution).
+            for (f, c) in &placed[1..] {
+                let d = (p - f.hole.center).norm();
+                if d < hole {
+                    let shade = if d > hole - 1.5 { 0.5 } else { 0.8 };
+                    return [0, 1, 2].map(|k| 0.75 * shade * wood[k] + 0.25 * f64::from(c[k]));
                 }
             }
-        }
+            wood
+        };
+        let rgb = through_camera(&grid, scene, 1.6);
         let mut det = Detector::new(
             &items,
             &[red, blue, green],
