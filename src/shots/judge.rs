@@ -904,9 +904,7 @@ pub(crate) fn judge(
             // Its end pose is the hole's, where the tracker carries it; its hole
             // was never seen empty with the fish at rest.
             doubt.insert(item);
-            shot.notes.push(format!(
-                "{item} not seen at rest; it rode unseen in a fish's hole and is taken as still in it (likely)"
-            ));
+            shot.notes.push(still_riding_note(item));
             continue;
         }
         let s = &all[&tid];
@@ -1275,6 +1273,11 @@ pub(crate) fn judge(
     shot
 }
 
+/// The note on a coin taken as still in the hole it rode in unseen.
+fn still_riding_note(coin: ItemId) -> String {
+    format!("{coin} not seen at rest; it rode unseen in a fish's hole and is taken as still in it (likely)")
+}
+
 /// Coins the tracker still carries unseen in the hole of a fish this shot judged lost
 /// (gone from view on a path over the edge): the hole carried them there, so they
 /// left the table with it, at its crossing and no surer than its loss. The tracker
@@ -1320,8 +1323,8 @@ fn lost_with_their_fish(
         );
         shot.end.remove(&coin);
         doubt.remove(&coin);
-        shot.notes
-            .retain(|n| !n.starts_with(&format!("{coin} not seen at rest; it rode")));
+        let riding = still_riding_note(coin);
+        shot.notes.retain(|n| *n != riding);
         shot.notes.push(format!("{why} (as sure as {fish}'s loss)"));
     }
 }
