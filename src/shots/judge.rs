@@ -1313,14 +1313,36 @@ fn lost_with_their_fish(
             ..with.exit
         };
         let lost = crate::record::Evidence::new(sure, why.clone()).at([with.frame]);
-        lost_unseen(
-            shot,
-            coin,
-            lost,
-            exit,
-            (with.exit.point(), with.frame),
-            with.frame,
-        );
+        // Its exit is its fish's: that call's evidence (from where the fish was last
+        // seen), not one "extrapolated 0 mm" from the crossing itself.
+        let fish_exit = shot
+            .decisions
+            .iter()
+            .find(|d| d.item == fish && d.call == Call::Exit)
+            .cloned();
+        match fish_exit {
+            Some(mut e) => {
+                shot.decisions
+                    .push(evidence::decision(Call::LostUnseen, coin, Some(fish), lost));
+                e.item = coin;
+                e.other = Some(fish);
+                e.evidence.why = format!("{why}: {}", e.evidence.why);
+                shot.decisions.push(e);
+                shot.lost.push(LostItem {
+                    item: coin,
+                    frame: with.frame,
+                    exit,
+                });
+            }
+            None => lost_unseen(
+                shot,
+                coin,
+                lost,
+                exit,
+                (with.exit.point(), with.frame),
+                with.frame,
+            ),
+        }
         shot.end.remove(&coin);
         doubt.remove(&coin);
         let riding = still_riding_note(coin);

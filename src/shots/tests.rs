@@ -552,6 +552,17 @@ fn a_fish_seen_in_flight_then_gone_over_the_edge_takes_its_riding_coin_with_it()
             "{fps} fps: the coin leaves with its fish"
         );
         assert!(!s.end.contains_key(&ItemId::coin(0)), "{fps} fps: {s:?}");
+        // Its exit's evidence is its fish's path, not a crossing "0 mm" from itself.
+        let exit = s
+            .decisions
+            .iter()
+            .find(|d| d.item == ItemId::coin(0) && d.call == crate::record::Call::Exit)
+            .unwrap_or_else(|| panic!("{fps} fps: no exit call: {:?}", s.decisions));
+        assert_eq!(exit.other, Some(ItemId::fish(0)), "{fps} fps: {exit:?}");
+        assert!(
+            exit.evidence.why.contains("fish:0 crossed the edge"),
+            "{fps} fps: {exit:?}"
+        );
     }
 }
 
