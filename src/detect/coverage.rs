@@ -3,7 +3,7 @@
 //! tag cannot show there (another player's colour, an occluder), and the players'
 //! colours the scenery beyond the table's edge shows of itself.
 
-use super::look::dist2;
+use super::look::{dist2, DARKEST_COLOURED};
 use super::raster::grow_bits;
 use super::{Detector, TopGrid};
 
@@ -134,6 +134,12 @@ impl Detector {
             .fold(f64::INFINITY, f64::min);
         let off = self.config.chroma_off_line as f32;
         for i in 0..n {
+            // A pixel too dark for a chroma shows no player's colour: the black
+            // where the camera does not see read as purple (its chroma, 0, 0, lies
+            // on purple's line from a warm table) and outweighed the purple tag.
+            if self.grey[i] < DARKEST_COLOURED {
+                continue;
+            }
             let c = self.chroma[i];
             let c64 = [c[0] as f64, c[1] as f64];
             let d = [c64[0] - table[0], c64[1] - table[1]];

@@ -30,6 +30,11 @@ pub(crate) fn median_of(v: &mut [f32]) -> Option<f32> {
     Some(*v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1)
 }
 
+/// Mean grey below which a pixel shows no colour: one level in a channel moves its
+/// chroma by 1/(3 * 8), most of a player's `chroma_off_line`. The black the top view
+/// shows where the camera does not see (beyond the image's border) lies here too.
+pub(super) const DARKEST_COLOURED: f32 = 8.0;
+
 /// Squared distance between two chroma points (`hypot` is needlessly slow per pixel).
 pub(super) fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {
     (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1])
@@ -67,7 +72,7 @@ impl Detector {
         for v in (0..g.height).step_by(4) {
             for u in (0..g.width).step_by(4) {
                 let i = v * g.width + u;
-                if self.on_table[i] == table && self.grey[i] > 8.0 {
+                if self.on_table[i] == table && self.grey[i] > DARKEST_COLOURED {
                     r.push(self.chroma[i][0]);
                     gg.push(self.chroma[i][1]);
                     grey.push(self.grey[i]);

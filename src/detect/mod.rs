@@ -1498,6 +1498,60 @@ mod tests {
         }
     }
 
+    /// The black the top view shows where the camera does not see is no player's
+    /// colour. sweep-029: a strip beyond the near edge lay outside the image, and its
+    /// chroma (0, 0) lies on the line from a warm laminate to a purple tag seen under
+    /// warm light; twice a tag's area of it outweighed the purple tag on the table,
+    /// which was read in the black strip from the first frame and never found.
+    #[test]
+    fn the_black_beyond_the_cameras_view_is_no_players_colour() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 40.0);
+        let footprint = FishFootprint::new(&items);
+        let red_at = Pose::fish(80.0, 140.0, 0.5);
+        let purple_at = Pose::fish(220.0, 110.0, -1.0);
+        let (red, purple) = (footprint.placed(&red_at), footprint.placed(&purple_at));
+        let rgb = supersample(&grid, |p| {
+            if (p - red.hole.center).norm() < items.coin.radius
+                || (p - purple.hole.center).norm() < items.coin.radius
+            {
+                [200.0, 150.0, 60.0]
+            } else if red.covers(p) {
+                [220.0, 40.0, 40.0]
+            } else if purple.covers(p) {
+                [145.0, 112.0, 193.0]
+            } else if p.y < -20.0 {
+                [0.0, 0.0, 0.0]
+            } else if table.signed_distance(p) < 0.0 {
+                [120.0, 110.0, 100.0]
+            } else {
+                [208.0, 159.0, 115.0]
+            }
+        });
+        // The purple's chroma is 0.75 of the table's: on the line from it to black's.
+        let colours = [[214, 39, 40], [145, 112, 193]];
+        let mut det = Detector::new(&items, &colours, table, DetectorConfig::default());
+        for quick in [false, true] {
+            let s = det.detect_with(
+                &TopView {
+                    grid,
+                    rgb: &rgb,
+                    bgr: false,
+                },
+                &Hints {
+                    quick,
+                    ..Hints::default()
+                },
+            );
+            let found = s.fish.iter().find(|f| f.player == 1).map(|f| f.pose);
+            assert!(
+                found.is_some_and(|f| (f.point() - purple_at.point()).norm() < 1.5),
+                "the purple tag (quick {quick}) read at {found:?}, not at {purple_at:?}"
+            );
+        }
+    }
+
     /// Detects one view (`quick`: while things move) and asserts player 0's tag is
     /// found at `at` (1.5 mm, 3°).
     fn assert_red_tag_found_at(
