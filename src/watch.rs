@@ -430,6 +430,12 @@ pub fn region_to_look(
 
 /// What is seen now: `fresh` (a look at `region` only) plus everything of `reference`
 /// wholly outside the region, which cannot have changed.
+///
+/// A tag of the reference wholly outside the region is still there, so a fresh
+/// sighting of the same player's tag inside it is something else of that colour: a
+/// floor of the player's hue beside a hand reaching past the edge (sweep-029: a red
+/// tag at rest was replaced by the red-brown floor under the next player's hand, five
+/// times in one clip, each an identity switch).
 pub fn merge(
     reference: &Sightings,
     fresh: Sightings,
@@ -439,7 +445,8 @@ pub fn merge(
     let outside = |b: MmBox| !b.intersects(region);
     let mut out = fresh;
     for f in &reference.fish {
-        if !out.fish.iter().any(|g| g.player == f.player) && outside(fish_box(f, footprint)) {
+        if outside(fish_box(f, footprint)) {
+            out.fish.retain(|g| g.player != f.player);
             out.fish.push(f.clone());
         }
     }
@@ -637,12 +644,19 @@ mod tests {
             occluders: vec![(Point::new(90.0, 90.0), 30.0)],
             ..Default::default()
         };
-        let merged = merge(&reference, fresh, &region, &footprint);
+        let merged = merge(&reference, fresh.clone(), &region, &footprint);
         assert_eq!(merged.fish.len(), 2);
         assert_eq!(merged.fish[0].pose.x, 110.0);
         assert_eq!(merged.fish[1].pose.x, 600.0);
         assert_eq!(merged.coins, vec![coin(600.0, 400.0)]);
         assert_eq!(merged.occluders.len(), 1);
+        // Something of fish 1's colour inside the region is not fish 1, which lies
+        // unchanged outside it.
+        let mut floor = fresh;
+        floor.fish.push(fish(1, 90.0, 130.0));
+        let merged = merge(&reference, floor, &region, &footprint);
+        assert_eq!(merged.fish.len(), 2);
+        assert_eq!(merged.fish[1].pose.x, 600.0, "{merged:?}");
     }
 
     /// Another renderer's clip (a hand lying still beside the mover's tag, one finger
