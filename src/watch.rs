@@ -432,10 +432,13 @@ pub fn region_to_look(
 /// wholly outside the region, which cannot have changed.
 ///
 /// A tag of the reference wholly outside the region is still there, so a fresh
-/// sighting of the same player's tag inside it is something else of that colour: a
-/// floor of the player's hue beside a hand reaching past the edge (sweep-029: a red
-/// tag at rest was replaced by the red-brown floor under the next player's hand, five
-/// times in one clip, each an identity switch).
+/// sighting of the same player's tag inside it that fits no better is something
+/// else of that colour: a floor of the player's hue beside a hand reaching past the
+/// edge (sweep-029: a red tag at rest, fit 0.86, was replaced by the red-brown floor
+/// under the next player's hand, fit 0.71, five times in one clip, each an identity
+/// switch). A fresh sighting that fits better wins: the reference may itself have been
+/// a poor reading (sweep-017: fit 0.19 on a lit cloth strip while the tag lay
+/// elsewhere, where the look at its flick found it at 0.86).
 pub fn merge(
     reference: &Sightings,
     fresh: Sightings,
@@ -445,7 +448,14 @@ pub fn merge(
     let outside = |b: MmBox| !b.intersects(region);
     let mut out = fresh;
     for f in &reference.fish {
-        if outside(fish_box(f, footprint)) {
+        if !outside(fish_box(f, footprint)) {
+            continue;
+        }
+        let fresh_fits_better = out
+            .fish
+            .iter()
+            .any(|g| g.player == f.player && g.fit > f.fit);
+        if !fresh_fits_better {
             out.fish.retain(|g| g.player != f.player);
             out.fish.push(f.clone());
         }
@@ -650,13 +660,18 @@ mod tests {
         assert_eq!(merged.fish[1].pose.x, 600.0);
         assert_eq!(merged.coins, vec![coin(600.0, 400.0)]);
         assert_eq!(merged.occluders.len(), 1);
-        // Something of fish 1's colour inside the region is not fish 1, which lies
-        // unchanged outside it.
-        let mut floor = fresh;
-        floor.fish.push(fish(1, 90.0, 130.0));
-        let merged = merge(&reference, floor, &region, &footprint);
-        assert_eq!(merged.fish.len(), 2);
-        assert_eq!(merged.fish[1].pose.x, 600.0, "{merged:?}");
+        // Something of fish 1's colour inside the region that fits worse is not
+        // fish 1, which lies unchanged outside it; one that fits better is.
+        for (fit, x) in [(0.7, 600.0), (1.2, 90.0)] {
+            let mut seen = fresh.clone();
+            seen.fish.push(FishSighting {
+                fit,
+                ..fish(1, 90.0, 130.0)
+            });
+            let merged = merge(&reference, seen, &region, &footprint);
+            assert_eq!(merged.fish.len(), 2);
+            assert_eq!(merged.fish[1].pose.x, x, "fit {fit}: {merged:?}");
+        }
     }
 
     /// Another renderer's clip (a hand lying still beside the mover's tag, one finger
