@@ -451,3 +451,51 @@ fn a_coin_unseen_in_a_hole_that_has_not_moved_takes_no_sighting_from_afar() {
         );
     }
 }
+
+/// A coin lies in the hole of a fish at rest near the near edge; a hand comes over
+/// the coin (the fish stays seen where it lay) and the eye sights a coin-like
+/// speck beyond the edge, 90 mm off. Nothing moving came near the coin and a hand
+/// may not touch it (R4): it is only hidden, and it is not taken off the table
+/// with that speck.
+#[test]
+fn a_coin_in_a_still_hole_under_a_hand_takes_no_sighting_beyond_the_edge() {
+    use super::Occluder;
+    for fps in RATES {
+        let hole = Point::new(250.0, 30.0);
+        let speck = Point::new(170.0, -12.0);
+        let dets: Vec<FrameDetections> = frames(fps, 3.0)
+            .map(|(f, t)| {
+                let hand = (1.0..2.0).contains(&t);
+                let mut coins = if hand { vec![] } else { vec![hole] };
+                if (1.2..1.3).contains(&t) {
+                    coins.push(speck);
+                }
+                let mut d = frame(f, Some((hole, 0.0)), &coins);
+                if hand {
+                    d.occluders.push(Occluder::Disc {
+                        center: Point::new(230.0, 45.0),
+                        radius: 40.0,
+                    });
+                }
+                d
+            })
+            .collect();
+        let table = Table::rectangle(1000.0, 700.0);
+        let cfg = TrackerConfig::new(fps, 1, table, &Items::default_set()).unwrap();
+        let mut tracker = Tracker::new(cfg);
+        let mut last = None;
+        for d in &dets {
+            last = Some(tracker.update(d.frame, d));
+            let coin = last.as_ref().and_then(|s| s.get(ItemId::coin(0)));
+            if let Some(c) = coin.filter(|_| d.frame > 0) {
+                assert!(
+                    c.state.on_table() && (c.pose.point() - hole).norm() < 5.0,
+                    "{fps} fps, frame {}: coin:0 {c:?}",
+                    d.frame
+                );
+            }
+        }
+        let last = last.unwrap();
+        assert!(last.get(ItemId::coin(0)).is_some(), "{fps} fps: {last:#?}");
+    }
+}

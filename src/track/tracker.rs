@@ -376,6 +376,8 @@ struct Track {
     det: Option<usize>,
     /// Something moving (or a hand) is close enough this frame to set it moving.
     kick_ok: bool,
+    /// Something moving (not a hand) is close enough this frame to strike it.
+    struck_ok: bool,
     /// The last frame the velocity was restarted from a jump (a kick, a reappearance):
     /// for a few frames after, the velocity is only a rough guess.
     kicked_at: Option<FrameIdx>,
@@ -426,6 +428,7 @@ impl Track {
             pred: [(pose.point(), Vector::zeros()); 2],
             det: None,
             kick_ok: false,
+            struck_ok: false,
             kicked_at: None,
             jumped_at: None,
             rides: None,
@@ -1070,26 +1073,56 @@ impl Tracker {
             .filter(|t| t.vel.norm() >= c.still_speed_mm_s || t.kicked_at.is_some())
             .map(|t| (t.id, t.pos, t.pred[0].0, radius(t.kind)))
             .collect();
-        let flags: Vec<bool> = self
+        let flags: Vec<(bool, bool)> = self
             .tracks
             .iter()
             .map(|t| {
                 let r = radius(t.kind);
-                dets.occluded(t.pos, r + c.occluder_margin_mm)
-                    || movers.iter().any(|(id, a, b, rm)| {
-                        *id != t.id
-                            && (t.pos - closest_on_segment(t.pos, *a, *b)).norm()
-                                <= r + rm + c.gate_base_mm
-                    })
+                let struck = movers.iter().any(|(id, a, b, rm)| {
+                    *id != t.id
+                        && (t.pos - closest_on_segment(t.pos, *a, *b)).norm()
+                            <= r + rm + c.gate_base_mm
+                });
+                (
+                    struck || dets.occluded(t.pos, r + c.occluder_margin_mm),
+                    struck,
+                )
             })
             .collect();
-        for (t, f) in self.tracks.iter_mut().zip(flags) {
-            t.kick_ok = f;
+        for (t, (kick, struck)) in self.tracks.iter_mut().zip(flags) {
+            t.kick_ok = kick;
+            t.struck_ok = struck;
         }
     }
 
-    fn gate(&self, t: &Track, frame: FrameIdx, dt: f64) -> f64 {
+    /// Whether coin `t`, hidden by a hand, lies in the hole of a fish seen in this
+    /// frame where it lay before, at rest: such a coin goes nowhere unless something
+    /// moving reaches it (a hand may not touch a coin, R4; one over it hides it, it
+    /// does not move it). A coin no hand hides may have been struck by something
+    /// unseen (a blurred coin): it is followed as any other.
+    fn held_in_still_hole(&self, t: &Track, dets: &FrameDetections) -> bool {
         let c = &self.cfg;
+        let under_hand = t.kick_ok && !t.struck_ok;
+        if t.kind != ItemKind::Coin || !under_hand {
+            return false;
+        }
+        let Some(f) = self.tracks.iter().find(|f| Some(f.id) == t.rides) else {
+            return false;
+        };
+        let Some(seen) = f.det.and_then(|j| dets.fish.get(j)) else {
+            return false;
+        };
+        f.state == TrackState::Tracked
+            && f.vel.norm() < c.still_speed_mm_s
+            && (seen.pt_in_table - f.pos).norm() <= c.gate_base_mm
+            && (t.pos - f.pos).norm() <= c.hole_reach()
+    }
+
+    fn gate(&self, t: &Track, frame: FrameIdx, dt: f64, dets: &FrameDetections) -> f64 {
+        let c = &self.cfg;
+        if self.held_in_still_hole(t, dets) {
+            return c.gate_base_mm;
+        }
         let speed = t.vel.norm();
         let mut g = c.gate_base_mm + 1.5 * speed * dt;
         let just_kicked = t.kicked_at.is_some_and(|k| frame.saturating_sub(k) <= 3);
@@ -1127,7 +1160,7 @@ impl Tracker {
         }
         let gates: Vec<f64> = rows
             .iter()
-            .map(|&i| self.gate(&self.tracks[i], frame, dt))
+            .map(|&i| self.gate(&self.tracks[i], frame, dt, dets))
             .collect();
         let queries: Vec<(Point, f64)> = rows
             .iter()
