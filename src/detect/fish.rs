@@ -5,7 +5,7 @@
 //! evidence cannot tell poses apart.
 
 use super::coverage::unknown_bits;
-use super::raster::{bilinear, label_blobs};
+use super::raster::{bilinear, label_blobs, Blob};
 use super::{Detector, FishSighting, TopGrid};
 use crate::geometry::{FishFootprint, Point, Vector};
 use crate::model::Pose;
@@ -256,10 +256,43 @@ impl Detector {
         );
         let px_area = g.mm_per_px * g.mm_per_px;
         let min_px = (self.template.area * 0.05 / px_area) as usize;
+        // A blob mostly of scenery of the player's colour beyond the edge is measured
+        // by its other pixels only: a floor of a tag's hue outgrows the tag (sweep-030:
+        // a red tag at rest read on the red-brown floor past the far edge, then "lost"
+        // there). A tag hanging over such scenery keeps its whole size, and the blob
+        // is still seen when it is the only one: counted by its part on the table
+        // alone, match-2p's blue tag tipping over a bluish floor went unseen in its
+        // last frames, and its exit was placed 120 mm off.
+        let tag_pixels = |b: &Blob| {
+            let on_table = |u: usize, v: usize| self.on_table[v * g.width + u];
+            // The table is convex: a box with its corners on it lies on it.
+            if [(b.u0, b.v0), (b.u1, b.v0), (b.u0, b.v1), (b.u1, b.v1)]
+                .iter()
+                .all(|&(u, v)| on_table(u, v))
+            {
+                return b.count;
+            }
+            let labels = &self.labels;
+            let own = (b.v0..=b.v1)
+                .flat_map(|v| (b.u0..=b.u1).map(move |u| (u, v)))
+                .filter(|&(u, v)| {
+                    let i = v * g.width + u;
+                    labels[i] == b.label
+                        && (self.on_table[i] || !self.edge_scenery.at(u, v, player))
+                })
+                .count();
+            if 2 * own < b.count {
+                own
+            } else {
+                b.count
+            }
+        };
         let best = blobs
             .iter()
             .filter(|b| b.count >= min_px.max(4))
-            .max_by_key(|b| b.count)?;
+            .map(|b| (tag_pixels(b), b))
+            .max_by_key(|(n, _)| *n)
+            .map(|(_, b)| b)?;
         let reach_px = 2.0 * self.footprint.reach() / g.mm_per_px;
         let keep: Vec<u32> = blobs
             .iter()

@@ -1552,6 +1552,56 @@ mod tests {
         }
     }
 
+    /// A floor of a red tag's hue beyond the far edge, larger than the tag, is learned
+    /// as scenery at the opening; the tag then rests elsewhere on the table and is
+    /// found there, not on the floor (sweep-030: the red tag at rest was read on the
+    /// red-brown floor past the edge, its largest blob of red, and "lost" there).
+    #[test]
+    fn a_floor_of_a_tags_hue_larger_than_the_tag_does_not_draw_it_off_the_table() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 40.0);
+        let footprint = FishFootprint::new(&items);
+        let scene = |at: Pose| {
+            let tag = footprint.placed(&at);
+            let table = table.clone();
+            move |p: Point| {
+                if (p - tag.hole.center).norm() < items.coin.radius {
+                    [200.0, 150.0, 60.0]
+                } else if tag.covers(p) {
+                    [220.0, 40.0, 40.0]
+                } else if table.signed_distance(p) < 0.0 && p.y > 200.0 {
+                    // Brick: its chroma 0.6 of the way from the wood's to the red's.
+                    [200.0, 70.0, 60.0]
+                } else if table.signed_distance(p) < 0.0 {
+                    [120.0, 120.0, 115.0]
+                } else {
+                    [200.0, 150.0, 110.0]
+                }
+            }
+        };
+        let mut det = Detector::new(
+            &items,
+            &[[214, 39, 40]],
+            table.clone(),
+            DetectorConfig::default(),
+        );
+        let opening = Pose::fish(150.0, 100.0, 0.3);
+        let later = Pose::fish(60.0, 40.0, -2.0);
+        for at in [opening, later] {
+            let rgb = supersample(&grid, scene(at));
+            let s = det.detect_with(
+                &TopView {
+                    grid,
+                    rgb: &rgb,
+                    bgr: false,
+                },
+                &Hints::default(),
+            );
+            assert_tag_found_at(&s, at, 1.5, Some(0.05));
+        }
+    }
+
     /// Detects one view (`quick`: while things move) and asserts player 0's tag is
     /// found at `at` (1.5 mm, 3°).
     fn assert_red_tag_found_at(
