@@ -527,19 +527,16 @@ fn the_coin_seen_in_a_hole_just_stopped_is_the_one_it_carried() {
         .unwrap();
         // Without friction the flyer's prediction runs straight over the stop.
         table_cfg.friction_decel_mm_s2 = 0.0;
-        let mut start = StartState::default();
-        start
-            .poses
-            .insert(ItemId::fish(0), Pose::fish(rest.x, rest.y, 0.0));
-        start
-            .poses
-            .insert(ItemId::coin(0), Pose::coin(rest.x, rest.y));
-        start
-            .poses
-            .insert(ItemId::fish(1), Pose::fish(hole1.x, hole1.y, 0.0));
-        start
-            .poses
-            .insert(ItemId::coin(1), Pose::coin(flyer_start.x, flyer_start.y));
+        let start = StartState {
+            poses: [
+                (ItemId::fish(0), Pose::fish(rest.x, rest.y, 0.0)),
+                (ItemId::coin(0), Pose::coin(rest.x, rest.y)),
+                (ItemId::fish(1), Pose::fish(hole1.x, hole1.y, 0.0)),
+                (ItemId::coin(1), Pose::coin(flyer_start.x, flyer_start.y)),
+            ]
+            .into(),
+            ..StartState::default()
+        };
         let mut tracker = Tracker::with_start(table_cfg, &start);
         for (f, t) in frames(fps, 1.5 + 2.0 / fps) {
             let fish0 = if f + 1 < k { rest } else { stop };
