@@ -562,3 +562,52 @@ fn the_coin_seen_in_a_hole_just_stopped_is_the_one_it_carried() {
         }
     }
 }
+
+/// A fish at rest by the near edge, its coin seen in its hole, tips over the edge
+/// in one frame (seen beyond it, its coin unseen): the coin is taken off with it.
+/// The frame after, the coin is seen where it lay: the tag slid off it as it fell,
+/// and it is that coin, not another one carried unseen nearby in a moving fish's
+/// hole whose gate has grown (sweep-013: the names of the two coins were swapped,
+/// and each one's fall was scored as the other's).
+#[test]
+fn a_coin_seen_where_it_lay_as_its_fish_fell_is_that_coin() {
+    for fps in RATES {
+        let rest = Point::new(300.0, 12.0);
+        let fell = Point::new(290.0, -30.0);
+        let k = (1.0 * fps) as FrameIdx;
+        // fish:1 runs by at 700 mm/s, its coin unseen in its hole from 0.8 s.
+        let runner = |t: f64| Point::new(330.0 + 700.0 * (t - 0.8).max(0.0), 150.0);
+        let table = Table::rectangle(1000.0, 700.0);
+        let cfg = TrackerConfig::new(fps, 2, table, &Items::default_set()).unwrap();
+        let mut tracker = Tracker::at_opening(cfg);
+        let mut last = None;
+        for (f, t) in frames(fps, 1.5) {
+            let mut fish = vec![(1, runner(t), 0.0)];
+            let mut coins = vec![];
+            if f < k {
+                fish.push((0, rest, 0.0));
+                coins.push(rest);
+            } else if f == k {
+                fish.push((0, fell, 0.0));
+            } else {
+                coins.push(rest);
+            }
+            if t < 0.8 {
+                coins.push(runner(t));
+            }
+            let d = frame_of(f, 2, &fish, &coins);
+            last = Some(tracker.update(f, &d));
+        }
+        let last = last.unwrap();
+        let coin0 = last.get(ItemId::coin(0));
+        assert!(
+            coin0.is_some_and(|c| c.state.on_table() && (c.pose.point() - rest).norm() < 3.0),
+            "{fps} fps: coin:0 not where it lay at {rest:?}: {coin0:?}"
+        );
+        let coin1 = last.get(ItemId::coin(1)).map(|c| c.pose.point());
+        assert!(
+            coin1.is_none_or(|p| (p - rest).norm() > 20.0),
+            "{fps} fps: coin:1 took coin:0's place: {coin1:?}"
+        );
+    }
+}

@@ -1174,11 +1174,33 @@ impl Tracker {
             })
             .collect();
         let cands = gate_candidates(pts, &queries);
+        // A coin seen where a coin taken off the table unseen in its fish's hole was
+        // last seen is that coin, left behind: no established track takes it here,
+        // and the newcomer it makes is given that coin's name once confirmed
+        // (`Tracker::coin_left_behind`; a newcomer kept from its own sightings would
+        // be confirmed only after the moment had passed).
+        // Sweep-013: a tag tipping over the edge slid off its coin, which was taken
+        // off with it; seen where it lay the frame after, it went to another coin
+        // unseen for 4 frames, 142 mm away, and the two names were swapped. (A coin
+        // still carried is not taken off yet: its own track may take the sighting.)
+        let left_behind: Vec<bool> = match kind {
+            ItemKind::Coin => pts
+                .iter()
+                .map(|&(p, _)| {
+                    self.left_behind_at(p, usize::MAX, frame, |_| false)
+                        .is_some()
+                })
+                .collect(),
+            ItemKind::Fish => vec![false; pts.len()],
+        };
         let mut cost = DMatrix::from_element(rows.len(), pts.len(), f64::INFINITY);
         let mut hyp = DMatrix::from_element(rows.len(), pts.len(), 0usize);
         for (r, &i) in rows.iter().enumerate() {
             let t = &self.tracks[i];
             for &j in &cands[r] {
+                if left_behind[j] && t.state != TrackState::Tentative {
+                    continue;
+                }
                 let (d, h) = self.distance(t, kind, j, dets);
                 if d > gates[r] {
                     continue;
@@ -1857,7 +1879,7 @@ impl Tracker {
                 }
             }
             if label.is_none() {
-                if let Some(old) = self.coin_left_behind(i) {
+                if let Some(old) = self.coin_left_behind(i, frame) {
                     self.revive(old, i, IdentityOrigin::LeftBehind, events);
                     continue;
                 }
@@ -2046,23 +2068,44 @@ impl Tracker {
     /// now seen again where it was last seen, though that hole has left the place
     /// (or the table): the fish was flicked out from over it and the coin stayed.
     /// Carrying it along was the guess; where it lies now is the evidence.
-    fn coin_left_behind(&self, i: usize) -> Option<usize> {
-        let p = self.tracks[i].pos;
+    fn coin_left_behind(&self, i: usize, frame: FrameIdx) -> Option<usize> {
+        self.left_behind_at(self.tracks[i].pos, i, frame, |t| t.carried)
+    }
+
+    /// The identified coin, carried unseen in a hole that has since left the place
+    /// where the coin was last seen (`carried` says whether a track was carried in
+    /// the frame that counts), or taken off the table with its fish by inference a
+    /// moment before `frame`, whose last sighting lies nearest `p` within the base
+    /// gate; `except` is never it.
+    fn left_behind_at(
+        &self,
+        p: Point,
+        except: usize,
+        frame: FrameIdx,
+        carried: impl Fn(&Track) -> bool,
+    ) -> Option<usize> {
         let c = &self.cfg;
+        let moment = c.frames(c.fallen_owns_s);
         (0..self.tracks.len())
-            .filter(|&k| k != i)
+            .filter(|&k| k != except)
             .filter(|&k| {
                 let t = &self.tracks[k];
                 let hole_left = match t.state {
                     TrackState::Lost { .. } => {
-                        t.carried && (t.pos - t.last_seen_pos).norm() > c.footprint.hole_radius()
+                        carried(t) && (t.pos - t.last_seen_pos).norm() > c.footprint.hole_radius()
                     }
                     // Taken off with its fish: it went over the edge from the hole's
-                    // last place on the table, far from where it was last seen.
+                    // last place on the table, far from where it was last seen; or
+                    // a moment ago, when its fish tipped over the edge in a frame
+                    // (sweep-013: the tag slid off its coin as it fell, and the
+                    // coin, seen where it lay the frame after, went to another).
+                    // A coin put back where it lay comes seconds later.
                     TrackState::Removed(RemovalReason::OffTable { evidence, .. }) => {
                         evidence.is_predicted()
-                            && (t.last_com_on_table - t.last_seen_pos).norm()
+                            && ((t.last_com_on_table - t.last_seen_pos).norm()
                                 > c.footprint.hole_radius()
+                                || t.removed_at
+                                    .is_some_and(|f| frame.saturating_sub(f) <= moment))
                     }
                     _ => false,
                 };
