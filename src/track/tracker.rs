@@ -1174,21 +1174,26 @@ impl Tracker {
             })
             .collect();
         let cands = gate_candidates(pts, &queries);
-        // A coin seen where a coin taken off the table unseen in its fish's hole was
-        // last seen is that coin, left behind: no established track takes it here,
-        // and the newcomer it makes is given that coin's name once confirmed
-        // (`Tracker::coin_left_behind`; a newcomer kept from its own sightings would
-        // be confirmed only after the moment had passed).
-        // Sweep-013: a tag tipping over the edge slid off its coin, which was taken
-        // off with it; seen where it lay the frame after, it went to another coin
-        // unseen for 4 frames, 142 mm away, and the two names were swapped. (A coin
-        // still carried is not taken off yet: its own track may take the sighting.)
+        // A coin seen, a moment after a coin was taken off the table unseen in its
+        // fish's hole, where that coin was last seen is that coin, left behind: no
+        // established track takes it here, and the newcomer it makes is given that
+        // coin's name once confirmed (`Tracker::coin_left_behind`; a newcomer kept
+        // from its own sightings would be confirmed only after the moment had
+        // passed). Sweep-013: a tag tipping over the edge slid off its coin, which
+        // was taken off with it; seen where it lay the frame after, it went to
+        // another coin unseen for 4 frames, 142 mm away, and the two names were
+        // swapped. Only for a moment: later, another coin may come to lie there.
+        let moment = self.cfg.frames(self.cfg.fallen_owns_s);
         let left_behind: Vec<bool> = match kind {
             ItemKind::Coin => pts
                 .iter()
                 .map(|&(p, _)| {
                     self.left_behind_at(p, usize::MAX, frame, |_| false)
-                        .is_some()
+                        .is_some_and(|k| {
+                            self.tracks[k]
+                                .removed_at
+                                .is_some_and(|f| frame.saturating_sub(f) <= moment)
+                        })
                 })
                 .collect(),
             ItemKind::Fish => vec![false; pts.len()],
