@@ -1533,17 +1533,7 @@ mod tests {
         let colours = [[214, 39, 40], [145, 112, 193]];
         let mut det = Detector::new(&items, &colours, table, DetectorConfig::default());
         for quick in [false, true] {
-            let s = det.detect_with(
-                &TopView {
-                    grid,
-                    rgb: &rgb,
-                    bgr: false,
-                },
-                &Hints {
-                    quick,
-                    ..Hints::default()
-                },
-            );
+            let s = look(&mut det, grid, &rgb, quick);
             let found = s.fish.iter().find(|f| f.player == 1).map(|f| f.pose);
             assert!(
                 found.is_some_and(|f| (f.point() - purple_at.point()).norm() < 1.5),
@@ -1590,15 +1580,7 @@ mod tests {
         let later = Pose::fish(60.0, 40.0, -2.0);
         for at in [opening, later] {
             let rgb = supersample(&grid, scene(at));
-            let s = det.detect_with(
-                &TopView {
-                    grid,
-                    rgb: &rgb,
-                    bgr: false,
-                },
-                &Hints::default(),
-            );
-            assert_tag_found_at(&s, at, 1.5, Some(0.05));
+            assert_red_tag_found_at(&mut det, grid, &rgb, false, at);
         }
     }
 
@@ -1611,7 +1593,12 @@ mod tests {
         quick: bool,
         at: Pose,
     ) {
-        let s = det.detect_with(
+        assert_tag_found_at(&look(det, grid, rgb, quick), at, 1.5, Some(0.05));
+    }
+
+    /// Detects one RGB view (`quick`: while things move), no other hints.
+    fn look(det: &mut Detector, grid: TopGrid, rgb: &[u8], quick: bool) -> Sightings {
+        det.detect_with(
             &TopView {
                 grid,
                 rgb,
@@ -1621,8 +1608,7 @@ mod tests {
                 quick,
                 ..Hints::default()
             },
-        );
-        assert_tag_found_at(&s, at, 1.5, Some(0.05));
+        )
     }
 
     /// Asserts player 0's tag was found within `within_mm` of `at` and, if given,
