@@ -878,6 +878,14 @@ impl Tracker {
             })
     }
 
+    /// Whether `t` was removed no longer than `fallen_owns_s` before `frame`: what is
+    /// seen then where it went, or where it lay, is still its own.
+    fn removed_a_moment_ago(&self, t: &Track, frame: FrameIdx) -> bool {
+        let moment = self.cfg.frames(self.cfg.fallen_owns_s);
+        t.removed_at
+            .is_some_and(|f| frame.saturating_sub(f) <= moment)
+    }
+
     /// An item that just fell is seen dropping beyond the edge for a few frames:
     /// those sightings are its own, and no item still on the table (whose gate may
     /// have grown while it was unseen) may take them. Each fallen track claims the
@@ -885,12 +893,12 @@ impl Tracker {
     /// nothing is claimed.
     fn claim_fallen(&mut self, frame: FrameIdx, dets: &FrameDetections) -> Option<FrameDetections> {
         let c = &self.cfg;
-        let owns = c.frames(c.fallen_owns_s);
         let fallen: Vec<usize> = (0..self.tracks.len())
             .filter(|&i| {
                 let t = &self.tracks[i];
                 matches!(t.state, TrackState::Removed(RemovalReason::OffTable { .. }))
-                    && t.removed_at.is_some_and(|f| frame > f && frame - f <= owns)
+                    && t.removed_at.is_some_and(|f| frame > f)
+                    && self.removed_a_moment_ago(t, frame)
             })
             .collect();
         if fallen.is_empty() {
@@ -1183,17 +1191,12 @@ impl Tracker {
         // was taken off with it; seen where it lay the frame after, it went to
         // another coin unseen for 4 frames, 142 mm away, and the two names were
         // swapped. Only for a moment: later, another coin may come to lie there.
-        let moment = self.cfg.frames(self.cfg.fallen_owns_s);
         let left_behind: Vec<bool> = match kind {
             ItemKind::Coin => pts
                 .iter()
                 .map(|&(p, _)| {
                     self.left_behind_at(p, usize::MAX, frame, |_| false)
-                        .is_some_and(|k| {
-                            self.tracks[k]
-                                .removed_at
-                                .is_some_and(|f| frame.saturating_sub(f) <= moment)
-                        })
+                        .is_some_and(|k| self.removed_a_moment_ago(&self.tracks[k], frame))
                 })
                 .collect(),
             ItemKind::Fish => vec![false; pts.len()],
@@ -2090,7 +2093,6 @@ impl Tracker {
         carried: impl Fn(&Track) -> bool,
     ) -> Option<usize> {
         let c = &self.cfg;
-        let moment = c.frames(c.fallen_owns_s);
         (0..self.tracks.len())
             .filter(|&k| k != except)
             .filter(|&k| {
@@ -2109,8 +2111,7 @@ impl Tracker {
                         evidence.is_predicted()
                             && ((t.last_com_on_table - t.last_seen_pos).norm()
                                 > c.footprint.hole_radius()
-                                || t.removed_at
-                                    .is_some_and(|f| frame.saturating_sub(f) <= moment))
+                                || self.removed_a_moment_ago(t, frame))
                     }
                     _ => false,
                 };
