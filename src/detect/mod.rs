@@ -1381,6 +1381,48 @@ mod tests {
         }
     }
 
+    /// A red tag learned at the opening under the light's reflection, washed toward
+    /// neutral, and seen later out of it in its full colour (sweep-024: learned as
+    /// (202, 102, 96), seen as (216, 51, 46)): past the learned colour on its line
+    /// from the table's, it is the tag, as the coverage counts it, not a hand over
+    /// the tag (which hid it, and it was read turned about for 40 frames).
+    #[test]
+    fn a_tag_learned_under_a_highlight_and_seen_in_full_colour_is_no_hand() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let cloth = [91.0, 100.0, 102.0];
+        let scene = |at: Pose, colour: [f64; 3]| {
+            let placed = FishFootprint::new(&items).placed(&at);
+            supersample(&grid, move |p| {
+                if (p - placed.hole.center).norm() < items.coin.radius {
+                    [120.0, 110.0, 90.0]
+                } else if placed.covers(p) {
+                    colour
+                } else {
+                    cloth
+                }
+            })
+        };
+        let mut det = Detector::new(
+            &items,
+            &[[214, 39, 40]],
+            table.clone(),
+            DetectorConfig::default(),
+        );
+        let opening = Pose::fish(80.0, 60.0, 0.2);
+        let s = look(&mut det, grid, &scene(opening, [202.0, 102.0, 96.0]), false);
+        assert_tag_found_at(&s, opening, 1.0, None);
+        let later = Pose::fish(190.0, 120.0, 2.5);
+        let s = look(&mut det, grid, &scene(later, [216.0, 51.0, 46.0]), false);
+        assert!(
+            s.occluders.is_empty(),
+            "the tag in its full colour taken for a hand: {:?}",
+            s.occluders
+        );
+        assert_tag_found_at(&s, later, 1.0, Some(0.05));
+    }
+
     /// A red tag 5 mm from the table's edge, the table's side face past the edge a
     /// dark red-brown (sweep-029: light laminate, its side face 16 mm deep): the face
     /// reads about half way from the table's colour to the tag's, joins the tag's blob

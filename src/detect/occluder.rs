@@ -57,6 +57,26 @@ fn under_highlight(c: [f64; 2], player: [f64; 2], off: f64) -> bool {
     (HIGHLIGHT_KEEPS..=1.0).contains(&along) && across < off
 }
 
+/// Whether `c` shows `player`'s colour fuller than it was learned: on the line from
+/// the table's chroma through the player's (within `off` of it), at or past the
+/// player's. A tag seen at the opening under the light's reflection is learned
+/// washed, and the same tag out of the reflection shows its colour fuller: the
+/// coverage counts such a pixel wholly the player's (`Detector::player_coverages`),
+/// and so must the occluder search (sweep-024: a red tag learned as (202, 102, 96),
+/// seen later as (216, 51, 46), was taken for a hand over itself, and read turned
+/// about for 40 frames).
+fn fuller_than(c: [f64; 2], table: [f64; 2], player: [f64; 2], off: f64) -> bool {
+    let axis = [player[0] - table[0], player[1] - table[1]];
+    let len2 = axis[0] * axis[0] + axis[1] * axis[1];
+    if len2 < ODD_CHROMA * ODD_CHROMA * off * off {
+        return false;
+    }
+    let d = [c[0] - table[0], c[1] - table[1]];
+    let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
+    let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len2.sqrt();
+    along >= 1.0 && across < off
+}
+
 /// An occluder's pixels (indices into the view) and which of the occluder discs
 /// cover it.
 #[derive(Debug, Clone)]
@@ -111,7 +131,7 @@ impl Detector {
                 || self
                     .players
                     .iter()
-                    .any(|p| dist2(c64, *p) < 4.0 * off * off)
+                    .any(|p| dist2(c64, *p) < 4.0 * off * off || fuller_than(c64, table, *p, off))
             {
                 0.0
             } else if let Some(player) = self
