@@ -76,9 +76,11 @@ impl Detector {
         // tolerance of it, the nominal colour reads the tag fully, and the seen one
         // would only add its noise. Past it, the tag reads weak (a hue washed out
         // toward the table's), off the line, or nearer another player's colour.
-        let (_, chromas) = pick(&regions, |r| r.tag_sized);
+        let (sized, chromas) = pick(&regions, |r| r.tag_sized);
         let off = self.config.chroma_off_line;
+        self.player_greys = vec![None; nominal.len()];
         for (player, k) in assign_by_hue(&nominal, &chromas, table) {
+            self.player_greys[player] = Some(sized[k].grey);
             let seen = chromas[k];
             if dist2(seen, nominal[player]) > off * off {
                 self.players[player] = seen;
@@ -173,6 +175,7 @@ impl Detector {
         let raw = b.count as f64 * px_area;
         Region {
             chroma,
+            grey,
             rgb,
             centre: Point::from(centroid),
             // Counted whole, a coin in the hole and a dark rim (the tag's side seen
@@ -195,6 +198,8 @@ fn pick(regions: &[Region], keep: impl Fn(&Region) -> bool) -> (Vec<&Region>, Ve
 struct Region {
     /// Median chroma of its core.
     chroma: [f64; 2],
+    /// Median grey of its core.
+    grey: f64,
     /// Its colour as seen (the core's median chroma at its median brightness).
     rgb: [u8; 3],
     /// Its centroid, table mm.

@@ -4,6 +4,7 @@
 //! colours the scenery beyond the table's edge shows of itself.
 
 use super::look::{dist2, DARKEST_COLOURED};
+use super::occluder::off_highlight_line;
 use super::raster::grow_bits;
 use super::{Detector, TopGrid};
 
@@ -80,7 +81,7 @@ fn scenery_bit(player: usize) -> u8 {
 }
 
 /// Players with a bit of their own in `Detector::blocked`.
-const PLAYER_BITS: usize = 6;
+pub(super) const PLAYER_BITS: usize = 6;
 /// `Detector::blocked`: under a found occluder.
 pub(super) const OCCLUDED: u8 = 1 << 7;
 
@@ -100,13 +101,29 @@ pub(super) fn unknown_bits(player: usize) -> u8 {
 /// as none (`Detector::player_coverages`; the exposure reading predicts it so).
 pub(super) const COVERAGE_FLOOR: f64 = 0.2;
 
+/// A highlight brightens a surface by more than the shading across a table does
+/// (the light's fall-off and the lens's vignetting, about a tenth): a pixel this
+/// much brighter than both a tag and the table cannot be a blend of the two.
+const GLARE_BRIGHTER: f64 = 1.1;
+
 impl Detector {
     /// Each player's colour coverage of every pixel, and the `blocked` bits.
     ///
     /// A pixel's coverage for a player is how far its chroma lies from the table's
     /// toward the player's (anti-aliased edges count partly), zero when it lies off
     /// that line or nearer another player's colour.
-    pub(super) fn player_coverages(&mut self, g: &TopGrid, table: [f64; 2]) {
+    ///
+    /// In a `settled` look a pixel of a player's colour washed toward neutral by a
+    /// highlight, brighter than both the player's tag (as the first whole view
+    /// showed it) and the table, is wholly that player's: measured from the table,
+    /// such a pixel reads as a faint blend of the table and the tag, and a glossy
+    /// tag at rest under the light's reflection as little of a tag (sweep-024: a
+    /// blue tag on grey cloth at coverage 0.4, fitted turned about). A blend of a
+    /// tag and the table (a blurred edge, a smear) is never brighter than both. A
+    /// hand of a tag's hue may be as bright: the occluder search gives back what no
+    /// tag found explains (`Detector::reclaim_glare`). Not while things move: a
+    /// moving tag's fit leans on its smear as it shows.
+    pub(super) fn player_coverages(&mut self, g: &TopGrid, table: [f64; 2], settled: bool) {
         let n = g.width * g.height;
         let players = self.players.len();
         self.coverages.clear();
@@ -133,6 +150,20 @@ impl Detector {
             .map(|&(_, len2, _)| 0.04 * len2)
             .fold(f64::INFINITY, f64::min);
         let off = self.config.chroma_off_line as f32;
+        // The brightness a highlight must reach for each player (none for a player
+        // whose tag's brightness is unknown), and the least of them.
+        let table_grey = self.table_look.grey;
+        let glare_above: Vec<Option<f64>> = (0..players)
+            .map(|k| {
+                let tag = self.player_greys.get(k).copied().flatten()?;
+                Some(GLARE_BRIGHTER * tag.max(table_grey))
+            })
+            .collect();
+        let least_glare = glare_above
+            .iter()
+            .flatten()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
         for i in 0..n {
             // A pixel too dark for a chroma shows no player's colour: the black
             // where the camera does not see read as purple (its chroma, 0, 0, lies
@@ -178,6 +209,23 @@ impl Detector {
                 self.coverages[k * n + i] = a;
                 if a > 0.5 && k < PLAYER_BITS {
                     bits |= 1 << k;
+                }
+            }
+            if settled && self.grey[i] as f64 > least_glare {
+                // The player whose highlight line passes nearest, if any.
+                let lit = glare_above
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, above)| above.is_some_and(|a| self.grey[i] as f64 > a))
+                    .filter_map(|(k, _)| {
+                        off_highlight_line(c64, self.players[k], off as f64).map(|x| (k, x))
+                    })
+                    .min_by(|a, b| a.1.total_cmp(&b.1));
+                if let Some((k, _)) = lit {
+                    self.coverages[k * n + i] = 1.0;
+                    if k < PLAYER_BITS {
+                        bits |= 1 << k;
+                    }
                 }
             }
             self.blocked[i] = bits;

@@ -123,6 +123,9 @@ pub struct Detector {
     players: Vec<[f64; 2]>,
     /// `players` learned from a view (`colours`).
     colours_learned: bool,
+    /// Each player's tag brightness (mean grey) as the first whole view showed it;
+    /// none for a player whose tag it did not show.
+    player_greys: Vec<Option<f64>>,
     /// Whole tags of no player's colour found while learning, until reported.
     strangers: Vec<StrangerSighting>,
     table: Table,
@@ -233,6 +236,7 @@ impl Detector {
             rim_radius: Default::default(),
             looks_known: false,
             colours_learned: false,
+            player_greys: Vec::new(),
             strangers: Vec::new(),
             blur_candidates: 0,
             blur_readings: 0,
@@ -357,7 +361,7 @@ impl Detector {
             strangers: std::mem::take(&mut self.strangers),
             ..Default::default()
         };
-        self.player_coverages(&g, table_chroma);
+        self.player_coverages(&g, table_chroma, !hints.quick);
         if !hints.partial_view {
             self.edge_scenery
                 .learn_once(&g, &self.on_table, &self.coverages, self.players.len());
@@ -1379,6 +1383,66 @@ mod tests {
             );
             assert_tag_found_at(&s, tag, 1.0, None);
         }
+    }
+
+    /// A glossy tag on grey cloth, seen at the opening out of the light's reflection
+    /// and coming to rest under it (sweep-024): a highlight washes its colour toward
+    /// neutral and brightens it. Measured from the cloth's colour, such a pixel read
+    /// as a faint blend of cloth and tag (coverage 0.4), a third of the tag was
+    /// seen, and it was fitted turned about. Brighter than both the tag and the
+    /// cloth it is no blend: the tag is seen whole. A blend of the two (a tag's smear
+    /// faded toward the cloth) is not taken for the tag under a highlight.
+    #[test]
+    fn a_glossy_tag_at_rest_under_the_lights_reflection_is_seen_whole() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let blue = [64.0, 136.0, 195.0];
+        let cloth = [91.0, 100.0, 102.0];
+        // The tag at `at`, its colour moved `share` of the way toward `toward`.
+        let scene = |at: Pose, share: f64, toward: [f64; 3]| {
+            let placed = FishFootprint::new(&items).placed(&at);
+            supersample(&grid, move |p| {
+                if (p - placed.hole.center).norm() < items.coin.radius {
+                    [150.0, 100.0, 60.0]
+                } else if placed.covers(p) {
+                    [0, 1, 2].map(|k| (1.0 - share) * blue[k] + share * toward[k])
+                } else {
+                    cloth
+                }
+            })
+        };
+        let mut det = Detector::new(
+            &items,
+            &[[31, 119, 180]],
+            table.clone(),
+            DetectorConfig::default(),
+        );
+        let opening = Pose::fish(80.0, 60.0, 0.2);
+        let s = look(&mut det, grid, &scene(opening, 0.0, blue), false);
+        assert_tag_found_at(&s, opening, 1.0, None);
+        let under_light = Pose::fish(190.0, 120.0, -0.6);
+        let s = look(&mut det, grid, &scene(under_light, 0.3, [255.0; 3]), false);
+        let seen = s
+            .fish
+            .iter()
+            .find(|f| f.player == 0)
+            .map(|f| f.visible_fraction);
+        assert!(
+            seen.is_some_and(|v| v > 0.9),
+            "the tag under the highlight seen in part: {seen:?}"
+        );
+        assert_tag_found_at(&s, under_light, 1.0, Some(0.05));
+        let s = look(&mut det, grid, &scene(under_light, 0.6, cloth), false);
+        let seen = s
+            .fish
+            .iter()
+            .find(|f| f.player == 0)
+            .map(|f| f.visible_fraction);
+        assert!(
+            seen.is_none_or(|v| v < 0.9),
+            "a blend of the tag and the cloth taken for the whole tag: {seen:?}"
+        );
     }
 
     /// A red tag learned at the opening under the light's reflection, washed toward

@@ -46,15 +46,20 @@ const HIGHLIGHT_KEEPS: f64 = 0.4;
 /// [`HIGHLIGHT_KEEPS`] of the player's saturation and no more than all of it. A
 /// player coloured nearly neutral has no such line.
 fn under_highlight(c: [f64; 2], player: [f64; 2], off: f64) -> bool {
+    off_highlight_line(c, player, off).is_some()
+}
+
+/// How far `c` lies from `player`'s highlight line when [`under_highlight`] holds.
+pub(super) fn off_highlight_line(c: [f64; 2], player: [f64; 2], off: f64) -> Option<f64> {
     let axis = [player[0] - NEUTRAL[0], player[1] - NEUTRAL[1]];
     let len2 = axis[0] * axis[0] + axis[1] * axis[1];
     if len2 < ODD_CHROMA * ODD_CHROMA * off * off {
-        return false;
+        return None;
     }
     let d = [c[0] - NEUTRAL[0], c[1] - NEUTRAL[1]];
     let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
     let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len2.sqrt();
-    (HIGHLIGHT_KEEPS..=1.0).contains(&along) && across < off
+    ((HIGHLIGHT_KEEPS..=1.0).contains(&along) && across < off).then_some(across)
 }
 
 /// Whether `c` shows `player`'s colour fuller than it was learned: on the line from
