@@ -235,6 +235,26 @@ impl Detector {
         self.mark_occluded();
     }
 
+    /// Marks the pixels of the coins' colour (chroma within `chroma_off_line` of
+    /// their look's), none while that look is unknown.
+    pub(super) fn mark_coin_coloured(&mut self) {
+        let n = self.chroma.len();
+        self.coin_coloured.clear();
+        self.coin_coloured.resize(n, false);
+        let Some(coin) = self.coin_look else {
+            return;
+        };
+        let off2 = self.config.chroma_off_line * self.config.chroma_off_line;
+        for (mark, (c, grey)) in self
+            .coin_coloured
+            .iter_mut()
+            .zip(self.chroma.iter().zip(&self.grey))
+        {
+            *mark =
+                *grey >= DARKEST_COLOURED && dist2([c[0] as f64, c[1] as f64], coin.chroma) < off2;
+        }
+    }
+
     /// Marks what the occluders hide in `blocked`.
     pub(super) fn mark_occluded(&mut self) {
         if self.any_hidden {

@@ -5,6 +5,7 @@
 //! evidence cannot tell poses apart.
 
 use super::coverage::unknown_bits;
+use super::look::dist2;
 use super::raster::{bilinear, label_blobs, Blob};
 use super::{Detector, FishSighting, TopGrid};
 use crate::geometry::{FishFootprint, Point, Vector};
@@ -800,9 +801,11 @@ impl Detector {
         // beyond `[0, w - 1) x [0, h - 1)`. A blocked sample is never read.
         let (near_u, near_v) = (w as f64 - 0.5, h as f64 - 0.5);
         let grey = self.grey.as_slice();
+        let coin_coloured = self.coin_coloured.as_slice();
         // Coverage summed over the samples (and the grey of what covers them, weighed
-        // by it); a sample darker than `darkest` counts as uncovered.
-        let mean_over = |samples: &[Vector], unknown: u8, darkest: f32| {
+        // by it); a sample darker than `darkest` counts as uncovered, and one of the
+        // coins' colour too when `coin_clear`.
+        let mean_over = |samples: &[Vector], unknown: u8, darkest: f32, coin_clear: bool| {
             let (mut sum, mut n, mut lit) = (0.0f32, 0usize, 0.0f32);
             for p in samples {
                 let u = a11 * p.x + a12 * p.y + bu;
@@ -811,6 +814,10 @@ impl Detector {
                 if u >= 0.0 && v >= 0.0 && u < near_u && v < near_v {
                     // In range here: through i32, the conversion is one instruction.
                     let i = (v + 0.5) as i32 as usize * w + (u + 0.5) as i32 as usize;
+                    if coin_clear && coin_coloured.get(i) == Some(&true) {
+                        n += 1;
+                        continue;
+                    }
                     if blocked[i] & unknown != 0 {
                         continue;
                     }
@@ -829,7 +836,7 @@ impl Detector {
         } else {
             (&self.template.material, &self.template.hole)
         };
-        let (ms, mn, material_grey) = mean_over(material, others, 0.0);
+        let (ms, mn, material_grey) = mean_over(material, others, 0.0, false);
         // Almost all hidden: the material says nothing.
         let material_hidden = (mn as f64) < 0.2 * material.len() as f64;
         if material_hidden && !all_terms {
@@ -839,7 +846,23 @@ impl Detector {
         // tag's colour only by chroma (copper and brass lie near yellow and orange
         // tags' chroma lines), never by brightness. A hole pixel clearly darker than
         // the material that covers the tag is no part of the tag.
-        let (hs, hn, _) = mean_over(hole, others, material_grey * THROUGH_HOLE_DARKER);
+        // A coin in the hole is what a hole shows, whatever player's colour it reads
+        // as (copper lies on a red or orange tag's line): clear, and seen. Counted
+        // unseen (another player's colour) or covered (this player's), it made the
+        // true hole with its coin fit worse than a printed number read as the hole:
+        // a tag read turned about at rest (sweep-001). Not where the coins' colour
+        // is near this player's: there a hole put on the tag's own material would
+        // read clear too.
+        let coin_clear = self.coin_look.is_some_and(|c| {
+            dist2(c.chroma, self.players[player])
+                > 4.0 * self.config.chroma_off_line * self.config.chroma_off_line
+        });
+        let (hs, hn, _) = mean_over(
+            hole,
+            others,
+            material_grey * THROUGH_HOLE_DARKER,
+            coin_clear,
+        );
         // A hole that cannot be seen is as likely covered as clear: counting it clear
         // would favour any pose that tucks its hole under another tag. While things
         // move (`coarse` fits) blur smears holes anyway and hides nothing of this.
