@@ -1,7 +1,8 @@
 //! Each player's colour coverage of every pixel (how far its chroma lies from the
 //! table's toward the player's), the `blocked` bits: per pixel, what a player's
-//! tag cannot show there (another player's colour, an occluder), and the players'
-//! colours the scenery beyond the table's edge shows of itself.
+//! tag cannot show there (another player's colour, an occluder), the pixels of the
+//! coins' colour, and the players' colours the scenery beyond the table's edge shows
+//! of itself.
 
 use super::look::{dist2, DARKEST_COLOURED};
 use super::occluder::off_highlight_line;
