@@ -51,15 +51,23 @@ fn under_highlight(c: [f64; 2], player: [f64; 2], off: f64) -> bool {
 
 /// How far `c` lies from `player`'s highlight line when [`under_highlight`] holds.
 pub(super) fn off_highlight_line(c: [f64; 2], player: [f64; 2], off: f64) -> Option<f64> {
-    let axis = [player[0] - NEUTRAL[0], player[1] - NEUTRAL[1]];
+    let (along, across) = along_and_across(c, NEUTRAL, player, off)?;
+    ((HIGHLIGHT_KEEPS..=1.0).contains(&along) && across < off).then_some(across)
+}
+
+/// Where `c` lies on the chroma line from `from` to `to`: the share of the way along
+/// it, and the distance off it. None when the two lie too close for a line (within
+/// [`ODD_CHROMA`] times `off`: a colour like the table's, or nearly neutral).
+fn along_and_across(c: [f64; 2], from: [f64; 2], to: [f64; 2], off: f64) -> Option<(f64, f64)> {
+    let axis = [to[0] - from[0], to[1] - from[1]];
     let len2 = axis[0] * axis[0] + axis[1] * axis[1];
     if len2 < ODD_CHROMA * ODD_CHROMA * off * off {
         return None;
     }
-    let d = [c[0] - NEUTRAL[0], c[1] - NEUTRAL[1]];
+    let d = [c[0] - from[0], c[1] - from[1]];
     let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
     let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len2.sqrt();
-    ((HIGHLIGHT_KEEPS..=1.0).contains(&along) && across < off).then_some(across)
+    Some((along, across))
 }
 
 /// Whether `c` shows `player`'s colour fuller than it was learned: on the line from
@@ -71,15 +79,8 @@ pub(super) fn off_highlight_line(c: [f64; 2], player: [f64; 2], off: f64) -> Opt
 /// seen later as (216, 51, 46), was taken for a hand over itself, and read turned
 /// about for 40 frames).
 fn fuller_than(c: [f64; 2], table: [f64; 2], player: [f64; 2], off: f64) -> bool {
-    let axis = [player[0] - table[0], player[1] - table[1]];
-    let len2 = axis[0] * axis[0] + axis[1] * axis[1];
-    if len2 < ODD_CHROMA * ODD_CHROMA * off * off {
-        return false;
-    }
-    let d = [c[0] - table[0], c[1] - table[1]];
-    let along = (d[0] * axis[0] + d[1] * axis[1]) / len2;
-    let across = (d[0] * axis[1] - d[1] * axis[0]).abs() / len2.sqrt();
-    along >= 1.0 && across < off
+    along_and_across(c, table, player, off)
+        .is_some_and(|(along, across)| along >= 1.0 && across < off)
 }
 
 /// An occluder's pixels (indices into the view) and which of the occluder discs
