@@ -1227,6 +1227,28 @@ mod tests {
         })
     }
 
+    /// One tag at `at` of colour `tag` with a coin of colour `coin` in its hole, on a
+    /// table of colour `table`.
+    fn one_tag(
+        grid: &TopGrid,
+        items: &Items,
+        at: Pose,
+        tag: [f64; 3],
+        coin: [f64; 3],
+        table: [f64; 3],
+    ) -> Vec<u8> {
+        let placed = FishFootprint::new(items).placed(&at);
+        supersample(grid, |p| {
+            if (p - placed.hole.center).norm() < items.coin.radius {
+                coin
+            } else if placed.covers(p) {
+                tag
+            } else {
+                table
+            }
+        })
+    }
+
     /// The red tag as rendered on blue-grey cloth under cool light (sweep-001): far
     /// from the nominal red, on its line from the cloth's colour.
     const RED_ON_COOL_CLOTH: [f64; 3] = [146.0, 59.0, 49.0];
@@ -1405,16 +1427,8 @@ mod tests {
         let cloth = [91.0, 100.0, 102.0];
         // The tag at `at`, its colour moved `share` of the way toward `toward`.
         let scene = |at: Pose, share: f64, toward: [f64; 3]| {
-            let placed = FishFootprint::new(&items).placed(&at);
-            supersample(&grid, move |p| {
-                if (p - placed.hole.center).norm() < items.coin.radius {
-                    [150.0, 100.0, 60.0]
-                } else if placed.covers(p) {
-                    [0, 1, 2].map(|k| (1.0 - share) * blue[k] + share * toward[k])
-                } else {
-                    cloth
-                }
-            })
+            let tag = [0, 1, 2].map(|k| (1.0 - share) * blue[k] + share * toward[k]);
+            one_tag(&grid, &items, at, tag, [150.0, 100.0, 60.0], cloth)
         };
         let mut det = Detector::new(
             &items,
@@ -1527,18 +1541,8 @@ mod tests {
         let table = Table::rectangle(300.0, 200.0);
         let grid = TopGrid::covering(&table, 1.0, 20.0);
         let cloth = [91.0, 100.0, 102.0];
-        let scene = |at: Pose, colour: [f64; 3]| {
-            let placed = FishFootprint::new(&items).placed(&at);
-            supersample(&grid, move |p| {
-                if (p - placed.hole.center).norm() < items.coin.radius {
-                    [120.0, 110.0, 90.0]
-                } else if placed.covers(p) {
-                    colour
-                } else {
-                    cloth
-                }
-            })
-        };
+        let scene =
+            |at: Pose, tag: [f64; 3]| one_tag(&grid, &items, at, tag, [120.0, 110.0, 90.0], cloth);
         let mut det = Detector::new(
             &items,
             &[[214, 39, 40]],
