@@ -1,8 +1,7 @@
 //! Each player's colour coverage of every pixel (how far its chroma lies from the
 //! table's toward the player's), the `blocked` bits: per pixel, what a player's
-//! tag cannot show there (another player's colour, an occluder), the pixels of the
-//! coins' colour, and the players' colours the scenery beyond the table's edge shows
-//! of itself.
+//! tag cannot show there (another player's colour, an occluder), and the players'
+//! colours the scenery beyond the table's edge shows of itself.
 
 use super::look::{dist2, DARKEST_COLOURED};
 use super::occluder::off_highlight_line;
@@ -234,26 +233,6 @@ impl Detector {
         // Grown by a pixel: the mixed pixels where two tags meet belong to neither.
         grow_bits(&mut self.blocked, &mut self.blocked_tmp, g.width, g.height);
         self.mark_occluded();
-    }
-
-    /// Marks the pixels of the coins' colour (chroma within `chroma_off_line` of
-    /// their look's), none while that look is unknown.
-    pub(super) fn mark_coin_coloured(&mut self) {
-        let n = self.chroma.len();
-        self.coin_coloured.clear();
-        self.coin_coloured.resize(n, false);
-        let Some(coin) = self.coin_look else {
-            return;
-        };
-        let off2 = self.config.chroma_off_line * self.config.chroma_off_line;
-        for (mark, (c, grey)) in self
-            .coin_coloured
-            .iter_mut()
-            .zip(self.chroma.iter().zip(&self.grey))
-        {
-            *mark =
-                *grey >= DARKEST_COLOURED && dist2([c[0] as f64, c[1] as f64], coin.chroma) < off2;
-        }
     }
 
     /// Marks what the occluders hide in `blocked`.

@@ -5,7 +5,7 @@
 //! evidence cannot tell poses apart.
 
 use super::coverage::unknown_bits;
-use super::look::dist2;
+use super::look::{dist2, DARKEST_COLOURED};
 use super::raster::{bilinear, label_blobs, Blob};
 use super::{Detector, FishSighting, TopGrid};
 use crate::geometry::{FishFootprint, Point, Vector};
@@ -801,7 +801,24 @@ impl Detector {
         // beyond `[0, w - 1) x [0, h - 1)`. A blocked sample is never read.
         let (near_u, near_v) = (w as f64 - 0.5, h as f64 - 0.5);
         let grey = self.grey.as_slice();
-        let coin_coloured = self.coin_coloured.as_slice();
+        let chroma = self.chroma.as_slice();
+        let off = self.config.chroma_off_line;
+        // A coin in the hole is what a hole shows, whatever player's colour it reads
+        // as (copper lies on a red or orange tag's line): clear, and seen. Counted
+        // unseen (another player's colour) or covered (this player's), it made the
+        // true hole with its coin fit worse than a printed number read as the hole:
+        // a tag read turned about at rest (sweep-001). Not where the coins' colour
+        // is near this player's: there a hole put on the tag's own material would
+        // read clear too.
+        let coin = self
+            .coin_look
+            .map(|c| c.chroma)
+            .filter(|c| dist2(*c, self.players[player]) > 4.0 * off * off);
+        // Whether pixel `i` shows the coins' colour (chroma within `off` of theirs).
+        let coin_coloured = |i: usize, coin: [f64; 2]| {
+            let c = chroma[i];
+            grey[i] >= DARKEST_COLOURED && dist2([c[0] as f64, c[1] as f64], coin) < off * off
+        };
         // Coverage summed over the samples (and the grey of what covers them, weighed
         // by it); a sample darker than `darkest` counts as uncovered, and one of the
         // coins' colour too when `coin_clear`.
@@ -814,7 +831,7 @@ impl Detector {
                 if u >= 0.0 && v >= 0.0 && u < near_u && v < near_v {
                     // In range here: through i32, the conversion is one instruction.
                     let i = (v + 0.5) as i32 as usize * w + (u + 0.5) as i32 as usize;
-                    if coin_clear && coin_coloured.get(i) == Some(&true) {
+                    if coin_clear && coin.is_some_and(|c| coin_coloured(i, c)) {
                         n += 1;
                         continue;
                     }
@@ -846,23 +863,7 @@ impl Detector {
         // tag's colour only by chroma (copper and brass lie near yellow and orange
         // tags' chroma lines), never by brightness. A hole pixel clearly darker than
         // the material that covers the tag is no part of the tag.
-        // A coin in the hole is what a hole shows, whatever player's colour it reads
-        // as (copper lies on a red or orange tag's line): clear, and seen. Counted
-        // unseen (another player's colour) or covered (this player's), it made the
-        // true hole with its coin fit worse than a printed number read as the hole:
-        // a tag read turned about at rest (sweep-001). Not where the coins' colour
-        // is near this player's: there a hole put on the tag's own material would
-        // read clear too.
-        let coin_clear = self.coin_look.is_some_and(|c| {
-            dist2(c.chroma, self.players[player])
-                > 4.0 * self.config.chroma_off_line * self.config.chroma_off_line
-        });
-        let (hs, hn, _) = mean_over(
-            hole,
-            others,
-            material_grey * THROUGH_HOLE_DARKER,
-            coin_clear,
-        );
+        let (hs, hn, _) = mean_over(hole, others, material_grey * THROUGH_HOLE_DARKER, true);
         // A hole that cannot be seen is as likely covered as clear: counting it clear
         // would favour any pose that tucks its hole under another tag. While things
         // move (`coarse` fits) blur smears holes anyway and hides nothing of this.

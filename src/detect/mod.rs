@@ -138,8 +138,6 @@ pub struct Detector {
     coverage: Vec<f32>,
     /// Each player's colour coverage, player after player (`players * n` values).
     coverages: Vec<f32>,
-    /// Per pixel, whether it shows the coins' colour (once their look is known).
-    coin_coloured: Vec<bool>,
     /// Per pixel, what the fit of a player's tag cannot see there, each grown by a
     /// pixel: bit `k` (k < 6) where player `k`'s colour is (another player's tag lies
     /// over it or borders it), [`coverage::OCCLUDED`] under a found occluder.
@@ -213,7 +211,6 @@ impl Detector {
             chroma: Vec::new(),
             coverage: Vec::new(),
             coverages: Vec::new(),
-            coin_coloured: Vec::new(),
             blocked: Vec::new(),
             blocked_tmp: Vec::new(),
             edge_scenery: coverage::EdgeScenery::default(),
@@ -365,7 +362,6 @@ impl Detector {
             ..Default::default()
         };
         self.player_coverages(&g, table_chroma, !hints.quick);
-        self.mark_coin_coloured();
         if !hints.partial_view {
             self.edge_scenery
                 .learn_once(&g, &self.on_table, &self.coverages, self.players.len());
