@@ -565,6 +565,76 @@ fn gone_from_hole(
     })
 }
 
+/// What struck an item that lay at `pose` when last seen, at frame `f_last`, if
+/// anything did: another track on the table, moving, whose shape came within one
+/// frame's travel (and a few mm) of the item's from the frame before that one to
+/// `STRUCK_WITHIN_S` after it. Its track, the frame, and its fastest velocity in
+/// the frames up to then.
+fn struck_by(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    all: &BTreeMap<TrackId, Series<'_>>,
+    item: TrackId,
+    pose: &Pose,
+    f_last: FrameIdx,
+) -> Option<(TrackId, FrameIdx, Vector)> {
+    /// Sightings at rest scatter by a mm or two; contact is judged with this much.
+    const CONTACT_MM: f64 = 3.0;
+    /// How long after its last sighting an item may have been struck: its loss was
+    /// seen a frame or two later (a frame may be missed).
+    const STRUCK_WITHIN_S: f64 = 0.15;
+    let until = f_last + cfg.frames(STRUCK_WITHIN_S).max(2);
+    let is_fish = pose.theta.is_some();
+    let me = is_fish.then(|| placed_fish(cfg, pose));
+    let disc = Disc::new(pose.point(), cfg.coin_radius);
+    all.iter()
+        .filter(|(id, _)| **id != item)
+        .flat_map(|(id, s)| s.iter().map(move |(h, t)| (*id, *h, *t)))
+        .filter(|(_, h, t)| {
+            let f = history[*h].frame;
+            f + 1 >= f_last
+                && f <= until
+                && t.state.on_table()
+                && t.carried_by != Some(item)
+                && t.velocity_mm_s.norm() >= 2.0 * cfg.still_speed_mm_s
+        })
+        .find(|(_, _, t)| {
+            let reach = CONTACT_MM + t.velocity_mm_s.norm() / cfg.fps;
+            match (t.pose.theta, &me) {
+                (Some(_), Some(me)) => {
+                    crate::geometry::fish_fish_overlap(me, &placed_fish(cfg, &t.pose), reach)
+                }
+                (Some(_), None) => {
+                    let f = placed_fish(cfg, &t.pose);
+                    fish_disc_overlap(&f, &disc, reach)
+                        || (disc.center - f.hole.center).norm() < f.hole.radius
+                }
+                (None, Some(me)) => {
+                    fish_disc_overlap(me, &Disc::new(t.pose.point(), cfg.coin_radius), reach)
+                }
+                (None, None) => crate::geometry::disc_disc_overlap(
+                    &disc,
+                    &Disc::new(t.pose.point(), cfg.coin_radius),
+                    reach,
+                ),
+            }
+        })
+        .map(|(id, h, _)| {
+            // The blow slows the striker at once: it struck as fast as it came.
+            let frame = history[h].frame;
+            let v = all[&id]
+                .iter()
+                .filter(|(k, _)| {
+                    let f = history[*k].frame;
+                    f + 2 >= frame && f <= frame
+                })
+                .map(|(_, t)| t.velocity_mm_s)
+                .max_by(|a, b| a.norm().total_cmp(&b.norm()))
+                .unwrap_or_else(Vector::zeros);
+            (id, frame, v)
+        })
+}
+
 /// Whether a point `d` mm along an extrapolated path may lie under a fish: the
 /// path's direction is known to a few degrees, so its end may be off by a little.
 fn near_under_fish(cfg: &ShotConfig, f: &PlacedFish, p: Point, d: f64) -> bool {
@@ -953,8 +1023,28 @@ pub(crate) fn judge(
             p_last = on_line;
         }
         let hand_now = end_tf.occluders.iter().any(|o| o.covers(p_last, 5.0));
-        let speed = v_last.norm();
         doubt.insert(item);
+        let covered = resting_fish.iter().any(|(_, f)| under_fish(cfg, f, p_last));
+        if v_last.norm() < 2.0 * cfg.still_speed_mm_s && f_last >= flick && !covered && !hand_now {
+            // An item at rest does not leave its place by itself: when something came
+            // moving against it just as it went unseen, it was struck away (too fast
+            // for its blur to be found, or over the edge at once), and it went on as
+            // fast as what struck it. Its path is then followed as any other's.
+            let last_pose = Pose {
+                x: p_last.x,
+                y: p_last.y,
+                theta: theta_last,
+            };
+            if let Some((by, frame, v)) = struck_by(cfg, history, &all, tid, &last_pose, f_last) {
+                v_last = v;
+                let by = item_of(by).map_or("an item".to_string(), |i| i.to_string());
+                shot.notes.push(format!(
+                    "{item} was last seen at rest at frame {f_last}; {by} came against it at frame {frame} at {:.0} mm/s: taken as struck away",
+                    v.norm()
+                ));
+            }
+        }
+        let speed = v_last.norm();
         if speed < 2.0 * cfg.still_speed_mm_s || f_last < flick {
             // It was at rest when last seen: it is where it was.
             shot.end.insert(
