@@ -611,3 +611,73 @@ fn a_coin_seen_where_it_lay_as_its_fish_fell_is_that_coin() {
         );
     }
 }
+
+/// Two tags collide, each with its coin riding unseen in its hole: fish:1, flicked
+/// at 1500 mm/s, stops against fish:0, whose coin stays in its hole as it is
+/// knocked away; fish:1's coin is thrown out past fish:0 and over the far edge. The
+/// thrown coin's first sighting lies nearer fish:0's hole than fish:1's, so coin:0's
+/// track takes it; the coin then seen in fish:0's stopped hole can only be taken by
+/// coin:1's. That hole's own coin is coin:0: from then on each track follows what
+/// the other did, and coin:1 is the one lost (sweep-032 and sweep-033 of seed
+/// 531046: the two coins' names crossed, and each one's loss was scored as the
+/// other's).
+#[test]
+fn two_coins_crossed_in_a_collision_are_named_back_by_the_hole_one_is_seen_in() {
+    use crate::model::Pose;
+    use crate::record::StartState;
+    for fps in RATES {
+        let dt = 1.0 / fps;
+        let flick = 0.5;
+        // fish:1 runs from x = 600 to 330 and stops there (contact).
+        let fish1 = |t: f64| Point::new(600.0 - 1500.0 * (t - flick).clamp(0.0, 0.18), 300.0);
+        let contact = flick + 0.18;
+        // fish:0 is knocked from x = 250 to 150 in 0.1 s.
+        let fish0 = |t: f64| Point::new(250.0 - 1000.0 * (t - contact).clamp(0.0, 0.1), 300.0);
+        // coin:1 thrown from the contact toward the far edge, past fish:0.
+        let flyer =
+            |t: f64| Point::new(290.0, 300.0) + Vector::new(-1500.0, 2400.0) * (t - contact);
+        let table = Table::rectangle(1000.0, 700.0);
+        let cfg = TrackerConfig::new(fps, 2, table, &Items::default_set()).unwrap();
+        let start = StartState {
+            poses: [
+                (ItemId::fish(0), Pose::fish(250.0, 300.0, 1.5)),
+                (ItemId::coin(0), Pose::coin(250.0, 300.0)),
+                (ItemId::fish(1), Pose::fish(600.0, 300.0, 1.5)),
+                (ItemId::coin(1), Pose::coin(600.0, 300.0)),
+            ]
+            .into(),
+            ..StartState::default()
+        };
+        let mut tracker = Tracker::with_start(cfg, &start);
+        let mut last = None;
+        for (f, t) in frames(fps, 1.5) {
+            let moving0 = t > contact - dt && t < contact + 0.1 + dt;
+            let mut coins = vec![];
+            if t < flick {
+                coins.push(fish1(t));
+            }
+            if !moving0 {
+                coins.push(fish0(t) + Vector::new(0.0, 2.0));
+            }
+            let p = flyer(t);
+            if t > contact + dt && p.y < 700.0 {
+                coins.push(p);
+            }
+            let d = frame_of(f, 2, &[(0, fish0(t), 1.5), (1, fish1(t), 1.5)], &coins);
+            last = Some(tracker.update(f, &d));
+        }
+        let last = last.unwrap();
+        let coin0 = last.get(ItemId::coin(0));
+        assert!(
+            coin0
+                .is_some_and(|c| c.state.on_table()
+                    && (c.pose.point() - Point::new(150.0, 302.0)).norm() < 3.0),
+            "{fps} fps: coin:0 not in its fish's hole: {coin0:?}"
+        );
+        let coin1 = last.get(ItemId::coin(1));
+        assert!(
+            coin1.is_some_and(|c| !c.state.on_table()),
+            "{fps} fps: coin:1 not off the table: {coin1:?}"
+        );
+    }
+}

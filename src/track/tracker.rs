@@ -314,6 +314,9 @@ pub enum IdentityOrigin {
     LeftBehind,
     /// A newcomer of unknown owner taken for a vanished coin that could have reached it.
     NearVanished,
+    /// A coin seen again in a tag's hole just after that tag's own coin was seen out
+    /// of it by a jump: the two coins' tracks had crossed, and were exchanged back.
+    HoleOwner,
 }
 
 impl IdentityOrigin {
@@ -327,6 +330,7 @@ impl IdentityOrigin {
             IdentityOrigin::PutBack => "put-back",
             IdentityOrigin::LeftBehind => "left-behind",
             IdentityOrigin::NearVanished => "near-vanished",
+            IdentityOrigin::HoleOwner => "hole-owner",
         }
     }
 }
@@ -387,6 +391,10 @@ struct Track {
     /// travels with its fish (and often vanishes in the blur or under the hand),
     /// so while unseen it is carried along rather than held where it was.
     rides: Option<TrackId>,
+    /// For a coin: when it was last seen out of the hole it had lain in, and that
+    /// hole's fish, if it got there by a jump (thrown out, or a sighting of
+    /// another coin taken for it).
+    left_hole: Option<(FrameIdx, TrackId)>,
     /// Unseen and carried in the hole of `rides` in this frame, and in the last.
     carried: bool,
     was_carried: bool,
@@ -432,6 +440,7 @@ impl Track {
             kicked_at: None,
             jumped_at: None,
             rides: None,
+            left_hole: None,
             carried: false,
             was_carried: false,
             hole_empty_since: None,
@@ -586,6 +595,12 @@ pub struct Tracker {
 /// (the coins' look is learned from the holes in the first views).
 const OPENING_LOOK_S: f64 = 1.0;
 
+/// How soon after a coin left a hole by a jump another coin seen again in that
+/// hole shows their tracks crossed: the hole's tag is knocked away and stops
+/// within a fraction of a second; later the hole may have been filled by a
+/// put-back.
+const CROSSED_NAMES_S: f64 = 0.5;
+
 /// A place beyond the table's edge with a sighting in it: since when, and when last.
 #[derive(Debug, Clone, Copy)]
 struct StillSpot {
@@ -725,7 +740,7 @@ impl Tracker {
             }
         }
 
-        self.update_rides();
+        self.update_rides(frame, &mut events);
 
         // Step 5: unmatched tracks.
         let tentative_timeout = self.cfg.frames(self.cfg.tentative_timeout_s);
@@ -822,25 +837,79 @@ impl Tracker {
         Some((mm, n as u32))
     }
 
-    /// Which fish hole each coin seen in this frame lies in.
-    fn update_rides(&mut self) {
+    /// Sets the hole each coin seen in this frame lies in; and exchanges back two
+    /// coins' tracks that crossed in a collision.
+    ///
+    /// Two coins ride unseen in the holes of colliding tags, and one is thrown out.
+    /// What is seen of it may be taken by the other's track (both have been unseen
+    /// a while, and the nearest wins), which leaves the hole it jumped from; then
+    /// the coin still in that hole, seen again, can only be taken by the coin that
+    /// was truly thrown, riding unseen in its own. A coin seen again in a hole that
+    /// another coin left by a jump a moment ago is that hole's own coin: from then
+    /// on each of the two tracks follows what the other did (each keeps its past,
+    /// true up to the jump).
+    fn update_rides(&mut self, frame: FrameIdx, events: &mut Vec<TrackEvent>) {
         let reach = self.cfg.hole_reach();
+        let moment = self.cfg.frames(CROSSED_NAMES_S);
         let fish: Vec<(TrackId, Point)> = self
             .tracks
             .iter()
             .filter(|f| f.kind == ItemKind::Fish && f.state.on_table())
             .map(|f| (f.id, f.pos))
             .collect();
-        for t in self
-            .tracks
-            .iter_mut()
-            .filter(|t| t.kind == ItemKind::Coin && t.seen_now)
-        {
+        let mut crossed: Vec<(usize, TrackId)> = Vec::new();
+        for (i, t) in self.tracks.iter_mut().enumerate() {
+            if t.kind != ItemKind::Coin || !t.seen_now {
+                continue;
+            }
+            let before = t.rides;
             t.rides = fish
                 .iter()
                 .filter(|(_, p)| (p - t.pos).norm() <= reach)
                 .min_by(|a, b| (a.1 - t.pos).norm().total_cmp(&(b.1 - t.pos).norm()))
                 .map(|(id, _)| *id);
+            if t.jumped_at != Some(frame) || before == t.rides {
+                continue;
+            }
+            if let Some(from) = before {
+                t.left_hole = Some((frame, from));
+            }
+            if let (Some(into), Some(_)) = (t.rides, before) {
+                crossed.push((i, into));
+            }
+        }
+        for (i, into) in crossed {
+            let Some(j) = self.tracks.iter().position(|b| {
+                b.kind == ItemKind::Coin
+                    && b.id != self.tracks[i].id
+                    && b.item.is_some()
+                    && b.rides != Some(into)
+                    && b.left_hole
+                        .is_some_and(|(f, from)| from == into && f < frame && frame - f <= moment)
+            }) else {
+                continue;
+            };
+            // Each name keeps its track (its past is its own up to the jump); what
+            // each follows from now on is exchanged.
+            let (lo, hi) = (i.min(j), i.max(j));
+            let (head, tail) = self.tracks.split_at_mut(hi);
+            let (a, b) = (&mut head[lo], &mut tail[0]);
+            std::mem::swap(a, b);
+            std::mem::swap(&mut a.id, &mut b.id);
+            std::mem::swap(&mut a.item, &mut b.item);
+            std::mem::swap(&mut a.colour, &mut b.colour);
+            std::mem::swap(&mut a.hits, &mut b.hits);
+            std::mem::swap(&mut a.born, &mut b.born);
+            std::mem::swap(&mut a.switch_since, &mut b.switch_since);
+            a.left_hole = None;
+            b.left_hole = None;
+            for k in [i, j] {
+                events.push(TrackEvent::Origin {
+                    track: self.tracks[k].id,
+                    item: self.tracks[k].item,
+                    from: IdentityOrigin::HoleOwner,
+                });
+            }
         }
     }
 
