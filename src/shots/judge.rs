@@ -13,7 +13,9 @@ use crate::record::{
     UnknownLost,
 };
 use crate::track::motion::{stopping_distance, time_since_start, time_to_cover};
-use crate::track::{edge_crossing, RemovalReason, TrackFrame, TrackId, TrackState, TrackedItem};
+use crate::track::{
+    edge_crossing, ExitEvidence, RemovalReason, TrackFrame, TrackId, TrackState, TrackedItem,
+};
 use nalgebra::Rotation2;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -565,6 +567,44 @@ fn gone_from_hole(
     })
 }
 
+/// The fish a coin rode in unseen, when the tracker then took it off the table on
+/// sightings beyond the edge that lay still (`SCENERY_SIGHTINGS` of them within
+/// `SCENERY_MM` of the first): scenery, not a falling coin. `None` unless that fish
+/// is still on the table at the end.
+fn scenery_taken_for_a_riding_coin(
+    history: &[TrackFrame],
+    s: &Series<'_>,
+    end_tf: &TrackFrame,
+) -> Option<ItemId> {
+    /// Sightings of one still spot that make it scenery (a falling coin is seen in
+    /// a new place every frame, if at all).
+    const SCENERY_SIGHTINGS: usize = 3;
+    /// How far apart sightings of one still spot scatter.
+    const SCENERY_MM: f64 = 2.0;
+    let carrier = s
+        .iter()
+        .rev()
+        .find(|(_, x)| x.state.on_table())
+        .and_then(|(_, x)| x.carried_by)?;
+    let beyond: Vec<Point> = s
+        .iter()
+        .filter(|(h, x)| {
+            matches!(x.state, TrackState::Removed(RemovalReason::OffTable { .. }))
+                && x.last_seen == Some(history[*h].frame)
+        })
+        .map(|(_, x)| x.pose.point())
+        .collect();
+    let first = *beyond.first()?;
+    if beyond.len() < SCENERY_SIGHTINGS || beyond.iter().any(|p| (p - first).norm() > SCENERY_MM) {
+        return None;
+    }
+    end_tf
+        .items
+        .iter()
+        .find(|f| f.track == carrier && f.state.on_table())
+        .and_then(|f| f.item)
+}
+
 /// What struck an item that lay at `pose` when last seen, at frame `f_last`, if
 /// anything did: another track on the table, moving, whose shape came within one
 /// frame's travel (and a few mm) of the item's from the frame before that one to
@@ -840,6 +880,7 @@ pub(crate) fn judge(
 
     // Lost: removed off the table during the shot.
     let mut carried_off: Vec<(ItemId, ItemId)> = Vec::new();
+    let mut kept_riding: Vec<ItemId> = Vec::new();
     for t in &end_tf.items {
         let TrackState::Removed(RemovalReason::OffTable {
             frame,
@@ -852,6 +893,29 @@ pub(crate) fn judge(
         let Some(&item) = start_tracks.get(&t.track) else {
             continue;
         };
+        if how == ExitEvidence::SeenOffTable && item.is_coin() {
+            if let Some(fish) = scenery_taken_for_a_riding_coin(history, &all[&t.track], end_tf) {
+                // What it was "seen" as beyond the edge lay still there: scenery (the
+                // table's side uncovered by the tag that moved off it), for a falling
+                // coin is never seen twice in one place. It rode unseen in a fish that
+                // is still on the table, and is taken as still in its hole.
+                let hole = shot.end.get(&fish).map(|p| p.point()).or_else(|| {
+                    end_tf
+                        .items
+                        .iter()
+                        .find(|f| item_of(f.track) == Some(fish))
+                        .map(|f| f.pose.point())
+                });
+                if let Some(hole) = hole {
+                    shot.end.insert(item, Pose::coin(hole.x, hole.y));
+                    kept_riding.push(item);
+                    shot.notes.push(format!(
+                        "{item} was taken for a coin seen beyond the edge that then lay still there (scenery); it rode unseen in {fish}'s hole and is taken as still in it (likely)"
+                    ));
+                    continue;
+                }
+            }
+        }
         let seen_rows: Vec<(FrameIdx, &TrackedItem)> = all[&t.track]
             .iter()
             .filter(|(h, x)| x.seen && history[*h].frame >= flick)
@@ -947,7 +1011,7 @@ pub(crate) fn judge(
         })
         .map(|(id, p)| (*id, placed_fish(cfg, p)))
         .collect();
-    let mut doubt: BTreeSet<ItemId> = BTreeSet::new();
+    let mut doubt: BTreeSet<ItemId> = kept_riding.into_iter().collect();
     let mut hidden_under: Vec<Stacking> = Vec::new();
     for tid in unseen_at_rest {
         let Some(&item) = start_tracks.get(&tid) else {

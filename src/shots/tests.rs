@@ -661,3 +661,78 @@ fn a_tag_struck_at_rest_and_never_seen_again_went_where_the_blow_drove_it() {
         );
     }
 }
+
+/// A fish flicked along the table stops 150 mm short of the near edge, its coin
+/// riding unseen in its hole; three frames into the flight the tracker took that
+/// coin off the table on a sighting 10 mm beyond the edge. With `falling`, what is
+/// seen of it there drops away frame by frame; without, it lies still: scenery
+/// (the table's side uncovered as a tag left it), not a coin.
+fn riding_coin_taken_off_on_a_sighting_beyond_the_edge(fps: f64, falling: bool) -> Vec<Shot> {
+    let struck = fps as FrameIdx;
+    let slide = move |f: FrameIdx| {
+        let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.3);
+        Pose::fish(500.0, 400.0 + 1000.0 * t - 1666.7 * t * t, 0.3)
+    };
+    let taken_off = struck + 3;
+    let mut frames = stream(fps, (2.5 * fps) as FrameIdx, 0.3, 0.2, slide);
+    for tf in frames.iter_mut() {
+        let (fish_track, hole) = (tf.items[0].track, tf.items[0].pose);
+        let coin = &mut tf.items[1];
+        coin.item = Some(ItemId::coin(0));
+        if tf.frame < struck {
+            coin.pose = Pose::coin(hole.x, hole.y);
+            continue;
+        }
+        coin.seen = false;
+        coin.last_seen = Some(struck - 1);
+        if tf.frame < taken_off {
+            coin.carried_by = Some(fish_track);
+            coin.pose = Pose::coin(hole.x, hole.y);
+            continue;
+        }
+        let drop = if falling {
+            40.0 * (tf.frame - taken_off) as f64
+        } else {
+            0.0
+        };
+        coin.state = TrackState::Removed(RemovalReason::OffTable {
+            frame: taken_off,
+            exit: Point::new(510.0, 700.0),
+            evidence: ExitEvidence::SeenOffTable,
+        });
+        coin.pose = Pose::coin(510.0, 710.0 + drop);
+        coin.velocity_mm_s = Vector::zeros();
+        coin.last_seen = Some(tf.frame);
+    }
+    cut(fps, frames)
+}
+
+/// The riding coin taken off on a still sighting beyond the edge is still in its
+/// fish's hole; one seen falling there is lost (seed 531046's sweep-035: a coin
+/// riding in the mover's hole was scored lost on a spot of the table's side that
+/// the tag uncovered as it set off).
+#[test]
+fn a_riding_coin_taken_for_scenery_beyond_the_edge_is_still_in_its_hole() {
+    for fps in [30.0, 60.0] {
+        let shots = riding_coin_taken_off_on_a_sighting_beyond_the_edge(fps, false);
+        assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
+        let s = &shots[0];
+        assert!(
+            s.lost.iter().all(|l| l.item != ItemId::coin(0)),
+            "{fps} fps: the coin lost on scenery: {:?}",
+            s.notes
+        );
+        let (coin, fish) = (s.end.get(&ItemId::coin(0)), s.end.get(&ItemId::fish(0)));
+        assert!(
+            coin.zip(fish)
+                .is_some_and(|(c, f)| (c.point() - f.point()).norm() < 1e-6),
+            "{fps} fps: the coin not in its fish's hole: {coin:?} {fish:?}"
+        );
+        let shots = riding_coin_taken_off_on_a_sighting_beyond_the_edge(fps, true);
+        assert!(
+            shots[0].lost.iter().any(|l| l.item == ItemId::coin(0)),
+            "{fps} fps: the coin seen falling kept: {:?}",
+            shots[0].notes
+        );
+    }
+}
