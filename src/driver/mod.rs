@@ -655,7 +655,7 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
 
 /// Shots told are moved to the file, the analysis keeping skeletons (what the
 /// driver reads of a shot told: its index, mover, frames) in their place.
-const SHED_EVERY: usize = 16;
+const SHED_EVERY: usize = 4;
 
 /// The judged shots kept in a file ([`Settings::keep_shots_in`]) while the analysis
 /// runs.
