@@ -2,16 +2,15 @@
 //! record (its per-frame track rows, calls and identities make it some 10 KB in
 //! memory) is written once it has been told, and read back only for an amendment
 //! and for the record at the match's end, which is written shot by shot
-//! ([`Record::save_with_shots`]). What stays in memory per shot is where its line
-//! lies and its rest frame, so a match of any length holds the same.
+//! ([`crate::record::Record::save_with_shots`]). What stays in memory per shot is
+//! where its line lies (24 bytes).
 //!
 //! The file is made beside the journal and unlinked at once: nothing is left behind
 //! by a crash, and a resume reads the shots from the journal's `shot_record` lines,
 //! which hold the same.
-//! Uses: record, model.
+//! Uses: record.
 
 use super::DriverError;
-use crate::model::FrameIdx;
 use crate::record::Shot;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -23,7 +22,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 struct Entry {
     offset: u64,
     len: u64,
-    rest_frame: FrameIdx,
 }
 
 /// The shots judged so far, by index, in an unlinked file.
@@ -103,7 +101,6 @@ impl KeptShots {
         let entry = Entry {
             offset: self.end,
             len: bytes.len() as u64,
-            rest_frame: shot.rest_frame,
         };
         self.end += entry.len;
         if self.entries.len() <= shot.index {
@@ -111,20 +108,6 @@ impl KeptShots {
         }
         self.entries[shot.index] = Some(entry);
         Ok(())
-    }
-
-    /// Whether shot `index` is kept.
-    pub fn has(&self, index: usize) -> bool {
-        self.entries.get(index).is_some_and(Option::is_some)
-    }
-
-    /// Shot `index`'s rest frame, without reading it.
-    pub fn rest_frame(&self, index: usize) -> Option<FrameIdx> {
-        self.entries
-            .get(index)
-            .copied()
-            .flatten()
-            .map(|e| e.rest_frame)
     }
 
     /// Shot `index` as kept.
