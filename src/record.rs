@@ -1097,6 +1097,42 @@ impl Shot {
     }
 }
 
+/// [`Record`] as it is written, its shots from elsewhere ([`Record::save_with_shots`]):
+/// the same fields in the same order, skipped alike (a test holds the two equal).
+#[derive(Serialize)]
+struct RecordOut<'a, S: Serialize> {
+    version: u32,
+    video: &'a VideoInfo,
+    players: &'a [String],
+    shots: S,
+    scores: &'a [i32],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    game: Option<&'a Game>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    table_mm: Option<&'a Vec<[f64; 2]>>,
+}
+
+/// Shots serialised as a sequence as they come (once: serialising takes them).
+struct ShotStream<I>(std::cell::RefCell<Option<I>>);
+
+impl<I, E> Serialize for ShotStream<I>
+where
+    I: Iterator<Item = Result<Shot, E>>,
+    E: std::fmt::Display,
+{
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let Some(shots) = self.0.borrow_mut().take() else {
+            return Err(S::Error::custom("the shots were written already"));
+        };
+        let mut seq = serializer.serialize_seq(None)?;
+        for shot in shots {
+            seq.serialize_element(&shot.map_err(S::Error::custom)?)?;
+        }
+        seq.end()
+    }
+}
+
 /// `record.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -1224,6 +1260,39 @@ impl Record {
         crate::config::save_json(self, path)
     }
 
+    /// Writes the record as [`save`](Self::save) does, byte for byte, but with its
+    /// shots taken one at a time from `shots` instead of `self.shots` (a live
+    /// match's, kept in a file: the whole record is never in memory). A shot that
+    /// cannot be had ends the writing with its error.
+    pub fn save_with_shots<I, E>(&self, shots: I, path: &Path) -> Result<(), ConfigError>
+    where
+        I: Iterator<Item = Result<Shot, E>>,
+        E: std::fmt::Display,
+    {
+        let io = |source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let out = RecordOut {
+            version: self.version,
+            video: &self.video,
+            players: &self.players,
+            shots: ShotStream(std::cell::RefCell::new(Some(shots))),
+            scores: &self.scores,
+            game: self.game.as_ref(),
+            table_mm: self.table_mm.as_ref(),
+        };
+        let file = std::fs::File::create(path).map_err(io)?;
+        let mut w = std::io::BufWriter::new(file);
+        serde_json::to_writer_pretty(&mut w, &out)
+            .map_err(|e| io(std::io::Error::other(e.to_string())))?;
+        use std::io::Write;
+        w.write_all(b"\n").and_then(|()| w.flush()).map_err(io)
+    }
+
     /// Appends the record of the clip that came next (`analyse --chain`): its shots,
     /// their frames counted on from this record's as if the clips were one video, its
     /// final scores and its frames.
@@ -1336,6 +1405,39 @@ impl StartState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_written_shot_by_shot_is_the_record_saved_whole() {
+        let demo = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/demo/record.json");
+        let whole = Record::load(Path::new(demo)).expect("the demo's record");
+        assert!(whole.shots.len() > 1 && whole.game.is_some());
+        let mut without_game = whole.clone();
+        without_game.game = None;
+        without_game.table_mm = None;
+        let mut no_shots = whole.clone();
+        no_shots.shots.clear();
+        let dir = tempfile::tempdir().expect("tempdir");
+        for record in [whole, without_game, no_shots] {
+            let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+            record.save(&a).expect("save");
+            let shots = record.shots.iter().cloned().map(Ok::<Shot, String>);
+            Record {
+                shots: Vec::new(),
+                ..record.clone()
+            }
+            .save_with_shots(shots, &b)
+            .expect("save shot by shot");
+            let (a, b) = (std::fs::read(a).expect("a"), std::fs::read(b).expect("b"));
+            assert!(a == b, "{} bytes against {}", a.len(), b.len());
+        }
+        // A shot that cannot be read ends the writing with its error.
+        let failing = [Err("shot 3 was never kept".to_string())].into_iter();
+        let e = Record::load(Path::new(demo))
+            .expect("record")
+            .save_with_shots(failing, &dir.path().join("c.json"))
+            .expect_err("a shot missing");
+        assert!(e.to_string().contains("shot 3 was never kept"), "{e}");
+    }
 
     fn two_shots() -> Record {
         let shot = |index| Shot {

@@ -171,6 +171,8 @@ pub(super) fn load_settings(args: SettingsArgs) -> anyhow::Result<Settings> {
         every_frame: args.every_frame,
         streaks: args.streaks,
         recalibrate: args.recalibrate,
+        // `analyse` writes the record from memory; `live` sets a folder.
+        keep_shots_in: None,
     })
 }
 
@@ -444,6 +446,19 @@ impl Pending {
     pub(super) fn write(self, record: &Record) -> anyhow::Result<()> {
         record
             .save(&self.tmp)
+            .with_context(|| format!("writing {}", self.dest.display()))?;
+        self.commit()
+    }
+
+    /// Saves `record` with its shots taken one at a time from `shots`
+    /// ([`Record::save_with_shots`]), and puts it in place.
+    pub(super) fn write_with_shots<I, E>(self, record: &Record, shots: I) -> anyhow::Result<()>
+    where
+        I: Iterator<Item = Result<crate::record::Shot, E>>,
+        E: std::fmt::Display,
+    {
+        record
+            .save_with_shots(shots, &self.tmp)
             .with_context(|| format!("writing {}", self.dest.display()))?;
         self.commit()
     }

@@ -306,6 +306,15 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         );
     }
     let board = serve_board(&args);
+    // A match of hours judges hundreds of shots: they wait for the record in a file
+    // beside the journal, not in memory.
+    settings.keep_shots_in = Some(
+        journal
+            .path()
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    );
     let mut out = Out {
         board,
         journal,
@@ -323,10 +332,12 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         }),
         frames: 0,
         quiet: args.quiet,
+        earlier: start.as_ref().map_or(0, |s| s.earlier.len()),
         records: BTreeMap::new(),
     };
     let outcome = driver::run(&settings, start.as_ref(), source, &mut out)?;
     let mut record = outcome.record;
+    let mut kept = outcome.kept;
     if let Some(replayed) = &out.replay {
         if !replayed.told.starts_with(&replayed.journaled) {
             eprintln!(
@@ -340,7 +351,7 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         let mut shots: Vec<Shot> = r
             .shots
             .into_iter()
-            .map(|s| out.records.get(&s.index).cloned().unwrap_or(s))
+            .map(|s| out.records.remove(&s.index).unwrap_or(s))
             .collect();
         shots.append(&mut record.shots);
         record.shots = shots;
@@ -349,7 +360,16 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
         recalibrations.append(&mut record.video.recalibrations);
         record.video.recalibrations = recalibrations;
     }
-    pending.write(&record)?;
+    let shots = record.shots.len() + kept.as_ref().map_or(0, |k| k.len());
+    match kept.as_mut() {
+        // The shots in memory (the journal's, resumed) first, then this run's.
+        Some(k) => {
+            let before = std::mem::take(&mut record.shots);
+            let shots = before.into_iter().map(Ok).chain(k.shots());
+            pending.write_with_shots(&record, shots)?;
+        }
+        None => pending.write(&record)?,
+    }
     if !args.quiet {
         let why = if out.over {
             "the match is over"
@@ -359,9 +379,8 @@ pub fn run(args: LiveArgs) -> anyhow::Result<super::Done> {
             "the source ended"
         };
         eprintln!(
-            "fishtrack: {why}; wrote {} ({} shots, scores {})",
+            "fishtrack: {why}; wrote {} ({shots} shots, scores {})",
             args.output.display(),
-            record.shots.len(),
             scores_line(&record)
         );
         if let Some(line) = &outcome.damage {
@@ -580,8 +599,11 @@ struct Out {
     frames: u64,
     /// `--quiet`: a bumped camera's line not printed on stderr either.
     quiet: bool,
-    /// The shot records told in this run, by index (the last told of each: an
-    /// amendment tells the shots it changed again).
+    /// Shots judged before this run (a resume from the journal's last rest).
+    earlier: usize,
+    /// The records of those shots told again in this run, by index (the last told of
+    /// each: an amendment tells the shots it changed again). This run's own shots are
+    /// the driver's to keep.
     records: BTreeMap<usize, Shot>,
 }
 
@@ -681,7 +703,9 @@ impl Listener for Out {
 
     fn shot_record(&mut self, line: &EventLine) -> Result<(), DriverError> {
         if let Event::ShotRecord { record } = &line.event {
-            self.records.insert(record.index, (**record).clone());
+            if record.index < self.earlier {
+                self.records.insert(record.index, (**record).clone());
+            }
         }
         if self
             .replay

@@ -64,19 +64,21 @@ pub(crate) struct Made {
 /// `match_ready`'s `amend_refused`, which the page shows in place of its form).
 pub(crate) const FROM_STATE: &str = "this match started from a state.json without its earlier shots: amend its record after the match (fishtrack amend)";
 
-/// Makes `ask` (an amendment or an undo) on the shots `earlier` (judged before this
-/// clip) and `analysis`'s, and on success carries `analysis` on from the new state.
-/// One the rules or the record refuse is `Ok(Err(line))` and changes nothing.
+/// Makes `ask` (an amendment or an undo) on `shots`, every shot judged so far in
+/// order: the first `own` judged before this clip, then `analysis`'s (whole: the
+/// driver may keep them in a file, not in `analysis`). On success carries
+/// `analysis` on from the new state. One the rules or the record refuse is
+/// `Ok(Err(line))` and changes nothing.
 pub(crate) fn make(
     settings: &Settings,
-    earlier: &[Shot],
+    shots: Vec<Shot>,
+    own: usize,
     analysis: &mut Analysis,
     fps: f64,
     ask: &AmendAsk,
 ) -> Result<Result<Made, String>, DriverError> {
     let game = &settings.game;
     let table = &settings.calibration.table;
-    let shots: Vec<Shot> = earlier.iter().chain(analysis.shots()).cloned().collect();
     let from_first = shots.iter().enumerate().all(|(k, s)| s.index == k);
     let no_shots = shots.is_empty();
     let record = Record::new(
@@ -123,13 +125,7 @@ pub(crate) fn make(
     };
     let undone = matches!(ask.correction, Correction::Undo(_));
     Ok(carry_on(
-        settings,
-        earlier.len(),
-        analysis,
-        &record,
-        &out,
-        undone,
-        &ask.when,
+        settings, own, analysis, &record, &out, undone, &ask.when,
     ))
 }
 

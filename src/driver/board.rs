@@ -4,8 +4,10 @@
 //! the last calls), the events at `/events` as server-sent events, each one JSON line
 //! as on stdout, and the referee's amendments (a patch file's entry) and undos
 //! (`{"undo": K}`) POSTed to `/amend`. A browser that joins
-//! late, or comes back after the server restarted, is sent every event so far first,
-//! so it shows the same state.
+//! late, or comes back after the server restarted, is sent the events so far that
+//! the page's state still rests on first, so it shows the same state: a match of
+//! hours would otherwise have the board hold every event it published
+//! ([`Shared::history`] says which are let go).
 //!
 //! Bounds, so that a `--listen` on a network cannot be flooded: [`WORKERS`] threads
 //! answer requests, at most [`MAX_STREAMS`] event streams are open at once (each on a
@@ -25,7 +27,7 @@
 //! Uses: driver's events and amending, amend's request.
 
 use super::amending::{AmendAsk, Correction};
-use super::events::EventLine;
+use super::events::{Event, EventLine};
 use crate::amend::Request as AmendRequest;
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener};
@@ -68,12 +70,89 @@ const PAGE: &str = include_str!("board.html");
 
 #[derive(Default)]
 struct Shared {
-    /// Every event so far: when it was published (ms since 1970, the server's
-    /// clock) and its JSON.
-    history: Vec<(u64, String)>,
+    /// The events so far that a page joining now needs to show what the pages
+    /// watching show: when each was published (ms since 1970, the server's clock),
+    /// and its JSON. Let go, as what the page takes from them is replaced: a
+    /// `move_ready`, and the `flick`s and `flick_withdrawn`s before it, by the next
+    /// `move_ready`; a `put_back_seen` by the next `shot_over` (its rest poses);
+    /// a `camera` by the next. A `shot_over` followed by another is kept without
+    /// what the next replaces (poses, paths, duties, points, notes): the page still
+    /// lists the shot, its points and calls for the referee. Violations, items lost,
+    /// amendments and the match's opening and end are kept.
+    history: Vec<Kept>,
     clients: Vec<SyncSender<(u64, String)>>,
     /// Set when the board stops: no new stream is started.
     closed: bool,
+}
+
+/// An event kept for the pages to come.
+struct Kept {
+    at: u64,
+    kind: &'static str,
+    text: String,
+    /// A `shot_over`'s JSON without what the next `shot_over` replaces.
+    lean: Option<String>,
+}
+
+impl Shared {
+    /// Keeps `text` (the JSON of `line`) for the pages to come, letting go of what
+    /// it replaces (see [`Shared::history`]).
+    fn keep(&mut self, at: u64, line: &EventLine, mut text: String) {
+        let kind = line.event.kind();
+        match kind {
+            "move_ready" => self
+                .history
+                .retain(|k| !matches!(k.kind, "move_ready" | "flick" | "flick_withdrawn")),
+            "shot_over" => {
+                self.history.retain(|k| k.kind != "put_back_seen");
+                for k in self.history.iter_mut().filter(|k| k.kind == "shot_over") {
+                    if let Some(lean) = k.lean.take() {
+                        k.text = lean;
+                    }
+                }
+            }
+            "camera" => self.history.retain(|k| k.kind != "camera"),
+            _ => {}
+        }
+        // Kept for hours: without the room the serialiser left (up to as much again).
+        text.shrink_to_fit();
+        let lean = lean_shot_over(line);
+        self.history.push(Kept {
+            at,
+            kind,
+            text,
+            lean,
+        });
+    }
+}
+
+/// A `shot_over`'s JSON without what the next `shot_over` replaces on the page.
+fn lean_shot_over(line: &EventLine) -> Option<String> {
+    let Event::ShotOver { .. } = line.event else {
+        return None;
+    };
+    let mut lean = line.clone();
+    if let Event::ShotOver {
+        points,
+        rest,
+        off_table,
+        duties,
+        notes,
+        paths,
+        ..
+    } = &mut lean.event
+    {
+        points.clear();
+        rest.clear();
+        off_table.clear();
+        duties.clear();
+        notes.clear();
+        paths.clear();
+    }
+    lean.to_json().ok().map(|mut text| {
+        text.shrink_to_fit();
+        text
+    })
 }
 
 /// What the request threads share.
@@ -150,7 +229,8 @@ impl Board {
         &self.token
     }
 
-    /// Sends `line` to every browser watching, and keeps it for those to come.
+    /// Sends `line` to every browser watching, and keeps it for those to come (as
+    /// long as the page's state rests on it).
     pub fn publish(&self, line: &EventLine) {
         let Ok(text) = line.to_json() else { return };
         let now = unix_ms();
@@ -164,7 +244,18 @@ impl Board {
                 // Too slow or gone: dropped (a browser reconnects by itself).
                 Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
             });
-        shared.history.push((now, text));
+        shared.keep(now, line, text);
+    }
+
+    /// The events kept for a page joining now, and their bytes (tests: what the
+    /// board holds does not grow with the shots).
+    pub fn kept(&self) -> (usize, usize) {
+        self.shared.lock().map_or((0, 0), |s| {
+            (
+                s.history.len(),
+                s.history.iter().map(|k| k.text.len()).sum(),
+            )
+        })
     }
 
     /// An amendment POSTed and not taken yet (its `when` is left to the taker, who
@@ -302,7 +393,10 @@ fn events(request: Request, shared: &Mutex<Shared>) -> std::io::Result<()> {
             return request.respond(text(503, "the board is stopping\n"));
         }
         s.clients.push(tx);
-        s.history.clone()
+        s.history
+            .iter()
+            .map(|k| (k.at, k.text.clone()))
+            .collect::<Vec<_>>()
     };
     // No Access-Control-Allow-Origin: the page comes from here, and a page of any other
     // site open in the same browser must not read the match. The socket is taken over
@@ -654,6 +748,139 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// A shot's events as the driver tells them: its move ready, the flick, an item
+    /// put back, a violation every tenth, the shot over (four paths of 40 points and
+    /// the rest poses), and now and then a camera's dropped frames.
+    fn a_shot(k: usize) -> Vec<EventLine> {
+        use crate::model::{ItemId, Pose};
+        let f = 100 * k as u64;
+        let items = [
+            ItemId::fish(0),
+            ItemId::coin(0),
+            ItemId::fish(1),
+            ItemId::coin(1),
+        ];
+        let path: Vec<[f64; 2]> = (0..40).map(|i| [10.0 * i as f64 + 0.3, 17.7]).collect();
+        let mut out = vec![
+            Event::MoveReady {
+                number: k as u32 + 1,
+                shot: k,
+                mover: k % 2,
+                duties: vec![],
+            },
+            Event::Flick {
+                shot: k,
+                mover: k % 2,
+                first_moved: None,
+                first_moved_known: false,
+            },
+            Event::PutBackSeen {
+                shot: k,
+                item: items[1],
+                pose: Pose::coin(300.0, 400.0),
+                duty: None,
+                legal: true,
+            },
+        ];
+        if k % 10 == 0 {
+            out.push(Event::Violation {
+                shot: k,
+                code: "2.3".into(),
+                player: k % 2,
+                evidence: "put back before the move was over".into(),
+                fine: -1,
+                judged: true,
+            });
+        }
+        out.push(Event::ShotOver {
+            shot: k,
+            mover: k % 2,
+            counted: true,
+            flick_frame: f + 10,
+            first_moved: Some(items[0]),
+            score: vec![1, 0],
+            points: vec![],
+            scores: vec![k as i32, 0],
+            next_mover: (k + 1) % 2,
+            moves_made: vec![k as u32 / 2, k as u32 / 2],
+            rest: items
+                .iter()
+                .map(|i| (*i, Pose::coin(123.4, 567.8)))
+                .collect(),
+            off_table: vec![],
+            duties: vec![],
+            notes: vec![],
+            paths: items.iter().map(|i| (*i, path.clone())).collect(),
+        });
+        if k % 3 == 0 {
+            out.push(Event::Camera {
+                state: super::super::CameraState::FramesDropped,
+                dropped: Some(3),
+                detail: "behind".into(),
+                shift_mm: None,
+                table: None,
+                refused: None,
+            });
+        }
+        out.into_iter()
+            .map(|e| EventLine::new(f, f, 30.0, e))
+            .collect()
+    }
+
+    #[test]
+    fn what_the_board_keeps_for_late_pages_does_not_grow_with_the_shots() {
+        let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
+        let at = |from: usize, to: usize| {
+            for k in from..to {
+                for line in a_shot(k) {
+                    board.publish(&line);
+                }
+            }
+            board.kept()
+        };
+        let (_, after_100) = at(0, 100);
+        let (events, after_300) = at(100, 300);
+        // Each shot over the 200 leaves its lean `shot_over` (about 200 bytes) and
+        // every tenth a violation; a whole one, with its paths, is over 2 KB.
+        let whole = a_shot(0)
+            .iter()
+            .find(|l| l.event.kind() == "shot_over")
+            .and_then(|l| l.to_json().ok())
+            .map_or(0, |t| t.len());
+        assert!(whole > 2000, "{whole}");
+        let per_shot = (after_300 - after_100) / 200;
+        assert!(per_shot < 300, "{per_shot} bytes a shot kept");
+        assert!(events <= 300 + 30 + 4, "{events} events kept");
+        // What the page shows rests on the last ones, kept whole: the last shot's
+        // paths, the move ready after it, the last camera event.
+        let shared = board.shared.lock().expect("lock");
+        let last = |kind: &str| {
+            shared
+                .history
+                .iter()
+                .rev()
+                .find(|k| k.kind == kind)
+                .map(|k| k.text.clone())
+                .unwrap_or_default()
+        };
+        let whole_last = a_shot(299)
+            .iter()
+            .find(|l| l.event.kind() == "shot_over")
+            .and_then(|l| l.to_json().ok());
+        assert_eq!(Some(last("shot_over")), whole_last);
+        assert!(last("move_ready").contains("\"shot\":299"));
+        assert!(last("camera").contains("frames_dropped"));
+        let count = |kind: &str| shared.history.iter().filter(|k| k.kind == kind).count();
+        assert_eq!(count("move_ready"), 1);
+        assert_eq!(count("camera"), 1);
+        assert_eq!(count("put_back_seen"), 0);
+        // The last shot's flick came after the last move ready: the page's timer
+        // stopped at it.
+        assert_eq!(count("flick"), 1);
+        assert_eq!(count("violation"), 30);
+        assert_eq!(count("shot_over"), 300);
     }
 
     #[test]

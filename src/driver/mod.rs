@@ -25,6 +25,7 @@ mod amending;
 pub mod board;
 pub mod events;
 pub mod journal;
+mod kept;
 mod recorded;
 pub mod start;
 #[cfg(feature = "opencv")]
@@ -35,6 +36,7 @@ pub use events::{
     CameraState, Duty, Event, EventLine, MadeBefore, ScoreChange, TableShape, EVENT_VERSION,
 };
 pub use journal::{Journal, JournalError, JournalRead, ResumePoint};
+pub use kept::KeptShots;
 pub use recorded::Recorded;
 pub use start::{Start, StartError};
 #[cfg(feature = "opencv")]
@@ -81,6 +83,13 @@ pub enum DriverError {
     },
     #[error("{0}")]
     Json(#[from] serde_json::Error),
+    /// The file the judged shots are kept in ([`Settings::keep_shots_in`]).
+    #[error("the judged shots' file {path}: {source}")]
+    Kept {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[cfg(feature = "opencv")]
     #[error(transparent)]
     TopView(#[from] crate::vision::topview::TopViewError),
@@ -106,6 +115,10 @@ pub struct Settings {
     /// against the calibration in use, and re-fitted when it moved (`live` by
     /// default, `analyse --recalibrate`; [`VideoSource`] only).
     pub recalibrate: bool,
+    /// Keep the shots judged in a file in this folder, not in memory (`live`: a match
+    /// of hours would otherwise hold every shot's tracks until its end); the
+    /// outcome's record then has none, and [`Outcome::kept`] reads them.
+    pub keep_shots_in: Option<std::path::PathBuf>,
 }
 
 impl Settings {
@@ -120,6 +133,7 @@ impl Settings {
             every_frame: false,
             streaks: false,
             recalibrate: false,
+            keep_shots_in: None,
         }
     }
 
@@ -336,7 +350,7 @@ impl Listener for Journal {
 }
 
 /// One clip analysed.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Outcome {
     pub record: Record,
     /// The match state after its last shot.
@@ -352,6 +366,45 @@ pub struct Outcome {
     pub damage: Option<String>,
     /// Whether a listener ended it before the source's end.
     pub stopped_on_request: bool,
+    /// With [`Settings::keep_shots_in`]: the shots of `record`, which holds none.
+    pub kept: Option<KeptRecord>,
+}
+
+/// A record's shots kept in a file ([`Settings::keep_shots_in`]), with the notes
+/// the end of the analysis added to them (damaged frames, a bump not re-fitted).
+#[derive(Debug)]
+pub struct KeptRecord {
+    shots: KeptShots,
+    own: std::ops::Range<usize>,
+    notes: std::collections::BTreeMap<usize, Vec<String>>,
+}
+
+impl KeptRecord {
+    /// How many shots the record has.
+    pub fn len(&self) -> usize {
+        self.own.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.own.is_empty()
+    }
+
+    /// The record's shots in order, read one at a time, as they would be in
+    /// `Outcome::record` had they been kept in memory.
+    pub fn shots(&mut self) -> impl Iterator<Item = Result<crate::record::Shot, DriverError>> + '_ {
+        let notes = &self.notes;
+        self.shots.read(self.own.clone()).map(move |shot| {
+            let mut shot = shot?;
+            shot.notes
+                .extend(notes.get(&shot.index).into_iter().flatten().cloned());
+            Ok(shot)
+        })
+    }
+
+    /// Bytes of the file they are kept in.
+    pub fn bytes(&self) -> u64 {
+        self.shots.bytes()
+    }
 }
 
 /// Analyses one clip from `source`, starting from `start` (mid-match) or the start
@@ -414,6 +467,15 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
     )?;
     let ready = move_ready(state);
     tell.emit(&mut *listener, first, first, ready)?;
+    let mut kept = match &settings.keep_shots_in {
+        Some(folder) => Some(Keeping {
+            shots: KeptShots::create(folder)?,
+            first: state.shots_judged,
+            put: 0,
+            shed: 0,
+        }),
+        None => None,
+    };
 
     let mut frames: u64 = info.first;
     let mut damaged: Vec<FrameIdx> = Vec::new();
@@ -436,7 +498,14 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
                     skipped.extend(note.skipped);
                     tell.camera(&mut *listener, note, last)?;
                 }
-                tell.amend_asked(&mut *listener, settings, &mut earlier, &mut analysis, last)?;
+                tell.amend_asked(
+                    &mut *listener,
+                    settings,
+                    &mut earlier,
+                    &mut analysis,
+                    kept.as_mut(),
+                    last,
+                )?;
                 if listener.stop() {
                     on_request = true;
                     return Ok(Flow::Stop);
@@ -454,6 +523,9 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         damaged.extend((frames..index).filter(|f| !within(&skipped, *f)));
         analysis.push(index, dets)?;
         tell.shots(&mut *listener, &analysis, &damaged, index)?;
+        if let Some(k) = kept.as_mut() {
+            k.keep(&mut analysis)?;
+        }
         tell.motion(&mut *listener, &analysis, index)?;
         // Told after the shots judged at this frame: their frames are earlier.
         for note in notes {
@@ -481,7 +553,14 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         listener.detections(dets)?;
         frames = index + 1;
         listener.progress(frames);
-        tell.amend_asked(&mut *listener, settings, &mut earlier, &mut analysis, index)?;
+        tell.amend_asked(
+            &mut *listener,
+            settings,
+            &mut earlier,
+            &mut analysis,
+            kept.as_mut(),
+            index,
+        )?;
         if listener.stop() {
             on_request = true;
             return Ok(Flow::Stop);
@@ -538,11 +617,29 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
             tell.camera(&mut *listener, note, frames.saturating_sub(1))?;
         }
     }
+    if let Some(k) = kept.as_mut() {
+        k.keep(&mut analysis)?;
+        // Every shot a skeleton: the notes added below are then all a kept shot lacks.
+        k.shed_all(&mut analysis);
+    }
     let (mut record, state) = analysis.finish(video)?;
     mark_damage(&mut record);
     record.video.recalibrations = std::mem::take(&mut tell.recalibrations);
     mark_bump_doubt(&mut record);
     let damage = damage_warning(&record);
+    let kept = kept.map(|k| {
+        let own = k.first..k.first + record.shots.len();
+        let notes = std::mem::take(&mut record.shots)
+            .into_iter()
+            .filter(|s| !s.notes.is_empty())
+            .map(|s| (s.index, s.notes))
+            .collect();
+        KeptRecord {
+            shots: k.shots,
+            own,
+            notes,
+        }
+    });
     Ok(Outcome {
         record,
         state,
@@ -552,7 +649,103 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         looked: end.looked,
         damage,
         stopped_on_request: on_request,
+        kept,
     })
+}
+
+/// Shots told are moved to the file, the analysis keeping skeletons (what the
+/// driver reads of a shot told: its index, mover, frames) in their place.
+const SHED_EVERY: usize = 4;
+
+/// The judged shots kept in a file ([`Settings::keep_shots_in`]) while the analysis
+/// runs.
+struct Keeping {
+    shots: KeptShots,
+    /// The index of the analysis's first shot (the shots before are `earlier`).
+    first: usize,
+    /// The analysis's shots written to the file so far.
+    put: usize,
+    /// The analysis's shots that are skeletons.
+    shed: usize,
+}
+
+impl Keeping {
+    /// Writes the shots told since the last call to the file, and every
+    /// [`SHED_EVERY`] shots leaves the analysis skeletons of them. (The pipeline
+    /// hands out its shots only by reference: a skeleton takes the place of a whole
+    /// shot through the amendment's door, which replaces them all at once, so that
+    /// is not done at every shot.)
+    fn keep(&mut self, analysis: &mut Analysis) -> Result<(), DriverError> {
+        for shot in &analysis.shots()[self.put..] {
+            self.shots.put(shot)?;
+        }
+        self.put = analysis.shots().len();
+        if self.put - self.shed >= SHED_EVERY {
+            self.shed_all(analysis);
+        }
+        Ok(())
+    }
+
+    /// Every shot of the analysis a skeleton (they must be in the file).
+    fn shed_all(&mut self, analysis: &mut Analysis) {
+        let n = analysis.shots().len();
+        if self.shed == n {
+            return;
+        }
+        let shots = analysis.shots().iter().map(skeleton).collect();
+        let judgements = (0..n)
+            .filter_map(|k| analysis.judgement(k))
+            .map(|j| crate::rules::ShotJudgement {
+                mover: j.mover,
+                counted: j.counted,
+                score: Vec::new(),
+                points: Vec::new(),
+                put_back: Vec::new(),
+                violations: Vec::new(),
+            })
+            .collect();
+        let state = analysis.state().clone();
+        analysis.amend_judged(shots, judgements, state);
+        self.shed = n;
+    }
+
+    /// Every shot judged, whole: `earlier`'s, then the analysis's from the file.
+    fn all(
+        &mut self,
+        earlier: &[crate::record::Shot],
+        analysis: &Analysis,
+    ) -> Result<Vec<crate::record::Shot>, DriverError> {
+        let own = self
+            .shots
+            .read_all(self.first..self.first + analysis.shots().len())?;
+        Ok(earlier.iter().cloned().chain(own).collect())
+    }
+
+    /// After an amendment: the shots it changed written again, and the whole shots
+    /// it left in the analysis made skeletons.
+    fn amended(
+        &mut self,
+        changed: &[crate::record::Shot],
+        analysis: &mut Analysis,
+    ) -> Result<(), DriverError> {
+        for shot in changed.iter().filter(|s| s.index >= self.first) {
+            self.shots.put(shot)?;
+        }
+        self.shed = 0;
+        self.shed_all(analysis);
+        Ok(())
+    }
+}
+
+/// What the driver reads of a shot once it is told: which it is, whose, its frames.
+fn skeleton(shot: &crate::record::Shot) -> crate::record::Shot {
+    crate::record::Shot {
+        index: shot.index,
+        player: shot.player,
+        flick_frame: shot.flick_frame,
+        rest_frame: shot.rest_frame,
+        ..crate::record::Shot::default()
+    }
 }
 
 /// Turns the pipeline's shots into events, each shot's once.
@@ -700,10 +893,18 @@ impl Teller {
         settings: &Settings,
         earlier: &mut Vec<crate::record::Shot>,
         analysis: &mut Analysis,
+        mut kept: Option<&mut Keeping>,
         known_at: FrameIdx,
     ) -> Result<(), DriverError> {
         while let Some(ask) = listener.amendment() {
-            self.amend(listener, settings, earlier, analysis, &ask, known_at)?;
+            self.amend(
+                listener,
+                settings,
+                (earlier, kept.as_deref_mut()),
+                analysis,
+                &ask,
+                known_at,
+            )?;
         }
         Ok(())
     }
@@ -716,12 +917,16 @@ impl Teller {
         &mut self,
         listener: &mut L,
         settings: &Settings,
-        earlier: &mut Vec<crate::record::Shot>,
+        (earlier, mut kept): (&mut Vec<crate::record::Shot>, Option<&mut Keeping>),
         analysis: &mut Analysis,
         ask: &AmendAsk,
         known_at: FrameIdx,
     ) -> Result<(), DriverError> {
-        let made = match amending::make(settings, earlier, analysis, self.fps, ask)? {
+        let shots = match kept.as_deref_mut() {
+            Some(k) => k.all(earlier, analysis)?,
+            None => earlier.iter().chain(analysis.shots()).cloned().collect(),
+        };
+        let made = match amending::make(settings, shots, earlier.len(), analysis, self.fps, ask)? {
             Ok(made) => made,
             Err(line) => {
                 ask.answer(Err(line));
@@ -729,6 +934,9 @@ impl Teller {
             }
         };
         *earlier = made.earlier;
+        if let Some(k) = kept {
+            k.amended(&made.records, analysis)?;
+        }
         for record in made.records {
             let line = EventLine::new(
                 record.rest_frame.min(known_at),

@@ -1177,3 +1177,90 @@ fn an_undo_the_record_refuses_changes_nothing() {
     };
     assert_eq!(lines("b.jsonl"), lines("a.jsonl"));
 }
+
+/// The demo's detections with the page's amendment of shot 0 made after shot 4 is
+/// over, the judged shots kept in memory or, `in_file`, in a file in `dir`: the
+/// events told (as JSON) and the record as written.
+fn kept_in_memory_or_file(dir: &Path, in_file: bool) -> (Vec<String>, Vec<u8>) {
+    let d = demo();
+    let name = if in_file { "file" } else { "memory" };
+    let mut listener = Refereed {
+        board: fishtrack::driver::board::Board::serve("127.0.0.1:0".parse().expect("addr"))
+            .expect("serve"),
+        journal: Journal::create(&dir.join(format!("{name}.jsonl"))).expect("journal"),
+        kept: Collect::default(),
+        wait_after: 5,
+        awaited: 1,
+        stop_after_amended: None,
+    };
+    let (addr, token) = (listener.board.addr(), listener.board.token().to_string());
+    let poster = std::thread::spawn(move || {
+        let body = r#"{"shot":0,"what":"lost","item":"coin:1","why":"fell behind the hand"}"#;
+        post_amendment(addr, &token, body)
+    });
+    let mut settings = settings();
+    if in_file {
+        settings.keep_shots_in = Some(dir.to_path_buf());
+    }
+    let source = Recorded::new(&d.spec, d.fps, d.kept.detections.clone());
+    let outcome = driver::run(&settings, None, source, &mut listener).expect("run");
+    let answer = poster.join().expect("post");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let path = dir.join(format!("{name}.json"));
+    match outcome.kept {
+        Some(mut kept) => {
+            assert!(in_file);
+            assert!(outcome.record.shots.is_empty(), "shots left in memory");
+            assert_eq!(kept.len(), d.outcome.record.shots.len());
+            assert!(kept.bytes() > 0);
+            outcome
+                .record
+                .save_with_shots(kept.shots(), &path)
+                .expect("save shot by shot");
+        }
+        None => {
+            assert!(!in_file);
+            outcome.record.save(&path).expect("save");
+        }
+    }
+    let events = listener
+        .kept
+        .events
+        .iter()
+        .map(|e| e.to_json().expect("json"))
+        .collect();
+    (events, std::fs::read(&path).expect("record"))
+}
+
+#[test]
+fn shots_kept_in_a_file_give_the_record_and_events_of_shots_kept_in_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (told, record) = kept_in_memory_or_file(dir.path(), false);
+    let (told_kept, record_kept) = kept_in_memory_or_file(dir.path(), true);
+    // The amendment was made on shots read back from the file (every 4 judged are
+    // moved there), and changed the record.
+    assert!(told.iter().any(|e| e.contains("\"amended\"")));
+    assert_eq!(told_kept, told);
+    assert!(
+        record_kept == record,
+        "the records differ: {} bytes against {}",
+        record_kept.len(),
+        record.len()
+    );
+    let shots: serde_json::Value = serde_json::from_slice(&record_kept).expect("json");
+    let shots = shots["shots"].as_array().expect("shots");
+    assert_eq!(shots.len(), demo().outcome.record.shots.len());
+    assert!(shots
+        .iter()
+        .all(|s| s["tracks"].as_object().is_some_and(|t| !t.is_empty())));
+    // The file was never in the folder for anyone to find, nor is it left there.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["file.json", "file.jsonl", "memory.json", "memory.jsonl"]
+    );
+}

@@ -826,3 +826,180 @@ fn base64(text: &str) -> Vec<u8> {
     }
     out
 }
+
+/// A match of `shots` shots as the driver tells it, after [`a_shot_with_duties`]:
+/// each move ready, its flick (one withdrawn first now and then), an item put back,
+/// now and then an item lost, an R11 5 told as it happens and then judged, a
+/// violation, dropped frames; an amendment halfway; the shot over with its paths
+/// and rest poses; and last the camera back, for the pages to wait for.
+fn a_long_match(shots: usize) -> Vec<EventLine> {
+    use fishtrack::model::{ItemId, Pose};
+    let items = [
+        ItemId::fish(0),
+        ItemId::coin(0),
+        ItemId::fish(1),
+        ItemId::coin(1),
+    ];
+    let mut out = a_shot_with_duties();
+    for k in 1..shots {
+        let (f, mover) = (100 * k as u64, k % 2);
+        let mut told = vec![];
+        if k % 7 == 0 {
+            told.push(Event::FlickWithdrawn {
+                shot: k,
+                mover,
+                detail: "the motion came to nothing".into(),
+            });
+        }
+        if k % 5 == 0 {
+            told.push(Event::Violation {
+                shot: k,
+                code: "5".into(),
+                player: mover,
+                evidence: "31.0 s since the move was ready".into(),
+                fine: 0,
+                judged: false,
+            });
+        }
+        told.push(Event::Flick {
+            shot: k,
+            mover,
+            first_moved: None,
+            first_moved_known: false,
+        });
+        told.push(Event::PutBackSeen {
+            shot: k,
+            item: items[3 - mover * 2],
+            pose: Pose::coin(310.0 + k as f64, 400.0),
+            duty: None,
+            legal: k % 4 != 0,
+        });
+        if k % 4 == 0 {
+            told.push(Event::Violation {
+                shot: k,
+                code: "2.3".into(),
+                player: mover,
+                evidence: "put back before the move was over".into(),
+                fine: -1,
+                judged: true,
+            });
+        }
+        if k % 5 == 0 {
+            told.push(Event::Violation {
+                shot: k,
+                code: "5".into(),
+                player: mover,
+                evidence: "31.0 s since the move was ready".into(),
+                fine: -1,
+                judged: true,
+            });
+        }
+        if k % 6 == 0 {
+            told.push(Event::ItemLost {
+                shot: k,
+                item: items[1 + 2 * mover],
+                exit: Pose::coin(1000.0, 10.0 * k as f64),
+            });
+        }
+        let rest = items
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                (
+                    *id,
+                    Pose::fish(100.0 + 7.0 * k as f64, 100.0 * i as f64, 0.1),
+                )
+            })
+            .collect();
+        let path: Vec<[f64; 2]> = (0..30)
+            .map(|i| [20.0 * i as f64, 5.0 * k as f64 + i as f64])
+            .collect();
+        told.push(Event::ShotOver {
+            shot: k,
+            mover,
+            counted: true,
+            flick_frame: f + 10,
+            first_moved: Some(items[2 * mover]),
+            score: if k % 3 == 0 { vec![1, -1] } else { vec![0, 0] },
+            points: vec![],
+            scores: vec![k as i32 / 3, -(k as i32) / 3],
+            next_mover: (k + 1) % 2,
+            moves_made: vec![(k as u32 + 1) / 2, k as u32 / 2],
+            rest,
+            off_table: if k % 6 == 0 {
+                vec![items[1 + 2 * mover]]
+            } else {
+                vec![]
+            },
+            duties: vec![],
+            notes: vec![format!("shot {k}'s note")],
+            paths: [(items[2 * mover], path)].into(),
+        });
+        if k % 9 == 0 {
+            told.push(Event::Camera {
+                state: CameraState::FramesDropped,
+                dropped: Some(k as u64),
+                detail: "behind".into(),
+                shift_mm: None,
+                table: None,
+                refused: None,
+            });
+        }
+        told.push(Event::MoveReady {
+            number: k as u32 + 2,
+            shot: k + 1,
+            mover: (k + 1) % 2,
+            duties: vec![],
+        });
+        out.extend(told.into_iter().map(|e| line(f, e)));
+        if k == shots / 2 {
+            out.push(amended(1, false, "shot 0: coin:1 not lost"));
+        }
+    }
+    out.push(line(
+        100 * shots as u64,
+        Event::Camera {
+            state: CameraState::Reconnected,
+            dropped: None,
+            detail: "frames come again".into(),
+            shift_mm: None,
+            table: None,
+            refused: None,
+        },
+    ));
+    out
+}
+
+#[test]
+fn a_page_joining_late_shows_what_a_page_watching_from_the_start_shows() {
+    let Some(chromium) = chromium("a late page's state") else {
+        return;
+    };
+    let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
+    let url = format!("http://{}/", board.addr());
+    let mut early = Browser::open(&chromium, &url);
+    let events = a_long_match(60);
+    // The early page's stream is open once it shows the match's opening: it takes
+    // every event after it as it is published.
+    board.publish(&events[0]);
+    early.wait_for_text("Anna", Duration::from_secs(30));
+    for e in &events[1..] {
+        board.publish(e);
+    }
+    early.wait_for_text("camera reconnected", Duration::from_secs(30));
+    let mut late = Browser::open(&chromium, &url);
+    late.wait_for_text("camera reconnected", Duration::from_secs(30));
+    // The page's whole state: scores, mover, move number and timer start, duties,
+    // the last shot's paths and rest poses, exits, every shot and its violation
+    // codes for the amendment form, the calls, the amendments, the camera.
+    let state = "JSON.stringify(st)";
+    let (seen, seen_late) = (early.eval(state), late.eval(state));
+    let parsed: Value = serde_json::from_str(seen.as_str().expect("text")).expect("state");
+    assert_eq!(parsed["shots"].as_array().map(Vec::len), Some(60));
+    assert_eq!(parsed["lastShot"], json!(59));
+    assert!(parsed["paths"].as_object().is_some_and(|p| !p.is_empty()));
+    assert_eq!(seen_late, seen);
+    // And the board kept far fewer events than it published.
+    let (kept, _) = board.kept();
+    assert!(kept < events.len() / 2, "{kept} of {}", events.len());
+}
