@@ -197,6 +197,19 @@ impl Analysis {
         self.state = state;
     }
 
+    /// Leaves of each shot judged from the `from`-th on, and of its judgement, what
+    /// `shed` keeps (a live match keeps its judged shots in a file, and only what
+    /// the driver still reads of them here).
+    pub fn shed_judged(
+        &mut self,
+        from: usize,
+        mut shed: impl FnMut(&mut Shot, &mut ShotJudgement),
+    ) {
+        for (shot, judgement) in self.shots.iter_mut().zip(&mut self.judgements).skip(from) {
+            shed(shot, judgement);
+        }
+    }
+
     /// The match state after the shots judged so far.
     pub fn state(&self) -> &MatchState {
         &self.state

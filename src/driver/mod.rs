@@ -472,7 +472,6 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
             shots: KeptShots::create(folder)?,
             first: state.shots_judged,
             put: 0,
-            shed: 0,
         }),
         None => None,
     };
@@ -618,9 +617,8 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
         }
     }
     if let Some(k) = kept.as_mut() {
-        k.keep(&mut analysis)?;
         // Every shot a skeleton: the notes added below are then all a kept shot lacks.
-        k.shed_all(&mut analysis);
+        k.keep(&mut analysis)?;
     }
     let (mut record, state) = analysis.finish(video)?;
     mark_damage(&mut record);
@@ -653,60 +651,27 @@ pub fn run<S: FrameSource, L: Listener + ?Sized>(
     })
 }
 
-/// Shots told are moved to the file, the analysis keeping skeletons (what the
-/// driver reads of a shot told: its index, mover, frames) in their place.
-const SHED_EVERY: usize = 4;
-
 /// The judged shots kept in a file ([`Settings::keep_shots_in`]) while the analysis
-/// runs.
+/// runs: each shot, once told, is written there and the analysis keeps only its
+/// skeleton (what the driver reads of a shot told: its index, mover, frames).
 struct Keeping {
     shots: KeptShots,
     /// The index of the analysis's first shot (the shots before are `earlier`).
     first: usize,
-    /// The analysis's shots written to the file so far.
+    /// The analysis's shots written to the file (and made skeletons) so far.
     put: usize,
-    /// The analysis's shots that are skeletons.
-    shed: usize,
 }
 
 impl Keeping {
-    /// Writes the shots told since the last call to the file, and every
-    /// [`SHED_EVERY`] shots leaves the analysis skeletons of them. (The pipeline
-    /// hands out its shots only by reference: a skeleton takes the place of a whole
-    /// shot through the amendment's door, which replaces them all at once, so that
-    /// is not done at every shot.)
+    /// Writes the shots told since the last call to the file, and leaves the
+    /// analysis their skeletons.
     fn keep(&mut self, analysis: &mut Analysis) -> Result<(), DriverError> {
         for shot in &analysis.shots()[self.put..] {
             self.shots.put(shot)?;
         }
+        analysis.shed_judged(self.put, shed);
         self.put = analysis.shots().len();
-        if self.put - self.shed >= SHED_EVERY {
-            self.shed_all(analysis);
-        }
         Ok(())
-    }
-
-    /// Every shot of the analysis a skeleton (they must be in the file).
-    fn shed_all(&mut self, analysis: &mut Analysis) {
-        let n = analysis.shots().len();
-        if self.shed == n {
-            return;
-        }
-        let shots = analysis.shots().iter().map(skeleton).collect();
-        let judgements = (0..n)
-            .filter_map(|k| analysis.judgement(k))
-            .map(|j| crate::rules::ShotJudgement {
-                mover: j.mover,
-                counted: j.counted,
-                score: Vec::new(),
-                points: Vec::new(),
-                put_back: Vec::new(),
-                violations: Vec::new(),
-            })
-            .collect();
-        let state = analysis.state().clone();
-        analysis.amend_judged(shots, judgements, state);
-        self.shed = n;
     }
 
     /// Every shot judged, whole: `earlier`'s, then the analysis's from the file.
@@ -731,21 +696,29 @@ impl Keeping {
         for shot in changed.iter().filter(|s| s.index >= self.first) {
             self.shots.put(shot)?;
         }
-        self.shed = 0;
-        self.shed_all(analysis);
+        analysis.shed_judged(0, shed);
         Ok(())
     }
 }
 
-/// What the driver reads of a shot once it is told: which it is, whose, its frames.
-fn skeleton(shot: &crate::record::Shot) -> crate::record::Shot {
-    crate::record::Shot {
+/// Leaves of a shot told, and of its judgement, what the driver still reads: which
+/// shot it is, whose, its frames; who moved and whether it counted.
+fn shed(shot: &mut crate::record::Shot, judgement: &mut crate::rules::ShotJudgement) {
+    *shot = crate::record::Shot {
         index: shot.index,
         player: shot.player,
         flick_frame: shot.flick_frame,
         rest_frame: shot.rest_frame,
         ..crate::record::Shot::default()
-    }
+    };
+    *judgement = crate::rules::ShotJudgement {
+        mover: judgement.mover,
+        counted: judgement.counted,
+        score: Vec::new(),
+        points: Vec::new(),
+        put_back: Vec::new(),
+        violations: Vec::new(),
+    };
 }
 
 /// Turns the pipeline's shots into events, each shot's once.
