@@ -924,7 +924,7 @@ fn a_long_match(shots: usize) -> Vec<EventLine> {
             points: vec![],
             scores: vec![k as i32 / 3, -(k as i32) / 3],
             next_mover: (k + 1) % 2,
-            moves_made: vec![(k as u32 + 1) / 2, k as u32 / 2],
+            moves_made: vec![(k as u32).div_ceil(2), k as u32 / 2],
             rest,
             off_table: if k % 6 == 0 {
                 vec![items[1 + 2 * mover]]
