@@ -1,7 +1,9 @@
 //! Detection of fish and coins in a top-down view of the table (a rectified frame),
 //! in table millimetres. Pure Rust on an RGB buffer: the rectification that makes
 //! the view (one OpenCV `remap`) lives in `vision::rectify`; this module never sees
-//! the camera, so any lens or camera pose works once the view is rectified.
+//! the camera's pixels, so any lens or camera pose works once the view is rectified
+//! (it may be told where the camera stands, to compare what stands at different
+//! heights: [`Detector::looked_at_from`]).
 //!
 //! - **Fish**: each player's colour is separated from the table's own colour in a
 //!   brightness-free chromaticity plane; a pixel's *coverage* is how far its chroma
@@ -33,6 +35,7 @@
 //! | `exposure` | the shutter's open share, read from a moving tag's blur |
 //! | `occluder` | hands and arms: odd or changed regions, as discs |
 //! | `coin` | coins: Hough votes, circle fit, the coin's look, the hand-over to the streak search |
+//! | `seat` | a coin read in a hole held to the place it can take there |
 //! | `streaks` | coins too fast for a rim, as motion-blur streaks |
 //! | `background` | the bare table as last seen, pixel by pixel, and what of a view it remembers |
 //! | `raster` | pixel helpers: a table row's span, bilinear reads, growing bits, blob labels, edge buckets |
@@ -54,6 +57,7 @@ mod fish;
 mod look;
 mod occluder;
 mod raster;
+mod seat;
 pub mod streaks;
 mod view;
 
@@ -132,6 +136,12 @@ pub struct Detector {
     /// The camera's map from the table top to its (undistorted) pixels, when known
     /// ([`Detector::seen_through`]).
     image_from_table: Option<Homography>,
+    /// Where the camera stands (table mm, `z` its height above the top), when known
+    /// ([`Detector::looked_at_from`]): what stands above the table appears pushed away
+    /// from it.
+    camera: Option<nalgebra::Point3<f64>>,
+    fish_thickness: f64,
+    coin_thickness: f64,
     config: DetectorConfig,
     chroma: Vec<[f32; 2]>,
     /// Scratch for the occluder search.
@@ -207,6 +217,9 @@ impl Detector {
                 .collect(),
             table,
             image_from_table: None,
+            camera: None,
+            fish_thickness: items.fish.thickness,
+            coin_thickness: items.coin.thickness,
             config,
             chroma: Vec::new(),
             coverage: Vec::new(),
@@ -254,6 +267,14 @@ impl Detector {
     /// shows in, is then measured in its pixels where they are coarser than the view's.
     pub fn seen_through(mut self, image_from_table: Homography) -> Self {
         self.image_from_table = Some(image_from_table);
+        self
+    }
+
+    /// Where the camera stands, table mm (`Calibration::camera_position_mm`): a coin
+    /// read in a hole is then held where it can lie, compared where both stand
+    /// ([`seat`]).
+    pub fn looked_at_from(mut self, camera: Option<nalgebra::Point3<f64>>) -> Self {
+        self.camera = camera.filter(|c| c.iter().all(|x| x.is_finite()));
         self
     }
 
@@ -381,6 +402,7 @@ impl Detector {
         }
         self.forget_tag_prints(&g, &sightings.fish, &mut sightings.occluders);
         sightings.coins = self.detect_coins(&g, &sightings.fish, &sightings.occluders);
+        self.seat_coins(&g, &sightings.fish, &mut sightings.coins);
         let look_was_known = self.coin_look.is_some();
         self.learn_coin_look(&g, &sightings);
         if !look_was_known && self.coin_look.is_some() {

@@ -302,7 +302,8 @@ impl FrameSource for VideoSource {
                     ..DetectorConfig::default()
                 },
             )
-            .seen_through(settings.calibration.table_from_undistorted.inverse());
+            .seen_through(settings.calibration.table_from_undistorted.inverse())
+            .looked_at_from(camera);
             let mut watcher = Watcher::new(full, coarse.grid(), detector, players)
                 .always_whole(settings.every_frame);
             // A camera or stream is watched for frames that stop coming; a file
