@@ -5,7 +5,7 @@
 
 use super::look::{dist2, DARKEST_COLOURED};
 use super::occluder::off_highlight_line;
-use super::raster::grow_bits;
+use super::raster::{grow_bits, label_blobs};
 use super::{Detector, TopGrid};
 
 /// The players' colours that the scenery beyond the table's edge shows in the first
@@ -103,7 +103,8 @@ pub(super) const COVERAGE_FLOOR: f64 = 0.2;
 
 /// A highlight brightens a surface by more than the shading across a table does
 /// (the light's fall-off and the lens's vignetting, about a tenth): a pixel this
-/// much brighter than both a tag and the table cannot be a blend of the two.
+/// much brighter than a tag and than a blend of it and the table at its coverage
+/// cannot be either.
 const GLARE_BRIGHTER: f64 = 1.1;
 
 impl Detector {
@@ -114,15 +115,20 @@ impl Detector {
     /// that line or nearer another player's colour.
     ///
     /// In a `settled` look a pixel of a player's colour washed toward neutral by a
-    /// highlight, brighter than both the player's tag (as the first whole view
-    /// showed it) and the table, is wholly that player's: measured from the table,
-    /// such a pixel reads as a faint blend of the table and the tag, and a glossy
-    /// tag at rest under the light's reflection as little of a tag (sweep-024: a
-    /// blue tag on grey cloth at coverage 0.4, fitted turned about). A blend of a
-    /// tag and the table (a blurred edge, a smear) is never brighter than both. A
-    /// hand of a tag's hue may be as bright: the occluder search gives back what no
-    /// tag found explains (`Detector::reclaim_glare`). Not while things move: a
-    /// moving tag's fit leans on its smear as it shows.
+    /// highlight, brighter than the player's tag (as the first whole view showed it)
+    /// and than a blend of it and the table at its coverage would be, is wholly that
+    /// player's:
+    /// measured from the table, such a pixel reads as a faint blend of the table and
+    /// the tag, and a glossy tag at rest under the light's reflection as little of a
+    /// tag (sweep-024: a blue tag on grey cloth at coverage 0.4, fitted turned
+    /// about). A blend of a tag and the table (a blurred edge, a smear) is no
+    /// brighter than its share of each. Brighter than both was asked before, and a
+    /// dark red tag (grey 59) washed to grey 96 on a grey cloth of 90 stayed a
+    /// half-covered tag, was not found, and its place was taken for a hand to the
+    /// end of the move (seed 777's sweep-005). A hand of a tag's hue may be as
+    /// bright: the occluder search gives back what no tag found explains
+    /// (`Detector::reclaim_glare`). Not while things move: a moving tag's fit leans
+    /// on its smear as it shows.
     pub(super) fn player_coverages(&mut self, g: &TopGrid, table: [f64; 2], settled: bool) {
         let n = g.width * g.height;
         let players = self.players.len();
@@ -150,20 +156,20 @@ impl Detector {
             .map(|&(_, len2, _)| 0.04 * len2)
             .fold(f64::INFINITY, f64::min);
         let off = self.config.chroma_off_line as f32;
-        // The brightness a highlight must reach for each player (none for a player
-        // whose tag's brightness is unknown), and the least of them.
+        // Each player's tag brightness (none for a player whose tag's brightness is
+        // unknown), and the least brightness any highlight must exceed.
         let table_grey = self.table_look.grey;
-        let glare_above: Vec<Option<f64>> = (0..players)
-            .map(|k| {
-                let tag = self.player_greys.get(k).copied().flatten()?;
-                Some(GLARE_BRIGHTER * tag.max(table_grey))
-            })
+        let tag_greys: Vec<Option<f64>> = (0..players)
+            .map(|k| self.player_greys.get(k).copied().flatten())
             .collect();
-        let least_glare = glare_above
+        let least_glare = tag_greys
             .iter()
             .flatten()
-            .copied()
+            .map(|&tag| GLARE_BRIGHTER * tag)
             .fold(f64::INFINITY, f64::min);
+        // Pixels lit like a dark tag washed no brighter than the table (pixel,
+        // player): taken for the tag only where they make a region larger than a coin.
+        let mut washed: Vec<(usize, usize)> = Vec::new();
         for i in 0..n {
             // A pixel too dark for a chroma shows no player's colour: the black
             // where the camera does not see read as purple (its chroma, 0, 0, lies
@@ -213,26 +219,77 @@ impl Detector {
             }
             if settled && self.grey[i] as f64 > least_glare {
                 // The player whose highlight line passes nearest, if any.
-                let lit = glare_above
+                let lit = tag_greys
                     .iter()
                     .enumerate()
-                    .filter(|(_, above)| above.is_some_and(|a| self.grey[i] as f64 > a))
-                    .filter_map(|(k, _)| {
-                        off_highlight_line(c64, self.players[k], off as f64).map(|x| (k, x))
+                    .filter_map(|(k, tag)| {
+                        // A highlight adds light to the tag: it outshines the tag,
+                        // and what a blend of the tag and the table at the pixel's
+                        // coverage would show.
+                        let tag = (*tag)?;
+                        let a = self.coverages[k * n + i] as f64;
+                        let blend = a * tag + (1.0 - a) * table_grey;
+                        (self.grey[i] as f64 > GLARE_BRIGHTER * tag.max(blend)).then_some((k, tag))
                     })
-                    .min_by(|a, b| a.1.total_cmp(&b.1));
-                if let Some((k, _)) = lit {
-                    self.coverages[k * n + i] = 1.0;
-                    if k < PLAYER_BITS {
-                        bits |= 1 << k;
+                    .filter_map(|(k, tag)| {
+                        off_highlight_line(c64, self.players[k], off as f64).map(|x| (k, tag, x))
+                    })
+                    .min_by(|a, b| a.2.total_cmp(&b.2));
+                if let Some((k, tag, _)) = lit {
+                    if self.grey[i] as f64 > GLARE_BRIGHTER * tag.max(table_grey) {
+                        self.coverages[k * n + i] = 1.0;
+                        if k < PLAYER_BITS {
+                            bits |= 1 << k;
+                        }
+                    } else if k == nearest && self.on_table[i] {
+                        // Only on the table top, and not nearer another player's
+                        // colour: the scenery beyond the edge (a side face, a floor)
+                        // can be as bright and of the tag's hue over more than a
+                        // tag's area, and a pink tag lies on a red one's line.
+                        washed.push((i, k));
                     }
                 }
             }
             self.blocked[i] = bits;
         }
+        self.keep_washed_tags(g, &washed);
         // Grown by a pixel: the mixed pixels where two tags meet belong to neither.
         grow_bits(&mut self.blocked, &mut self.blocked_tmp, g.width, g.height);
         self.mark_occluded();
+    }
+
+    /// Counts wholly a player's the `washed` pixels (pixel, player) that together
+    /// make a region larger than a coin. A dark tag washed by the light's reflection
+    /// is no brighter than a light table, only brighter than a blend of the two: so
+    /// is a copper coin on the line from neutral to a red tag, lying in another tag's
+    /// hole, which taken for the red tag hid that tag's hole from its fit. A coin is
+    /// no larger than itself; a tag is.
+    fn keep_washed_tags(&mut self, g: &TopGrid, washed: &[(usize, usize)]) {
+        if washed.is_empty() {
+            return;
+        }
+        let n = g.width * g.height;
+        let mut mask = vec![0.0f32; n];
+        for &(i, _) in washed {
+            mask[i] = 1.0;
+        }
+        let mut labels = Vec::new();
+        let blobs = label_blobs(&mask, g.width, g.height, 0.5, &mut labels);
+        let px_area = g.mm_per_px * g.mm_per_px;
+        let coin_area = std::f64::consts::PI * self.coin_radius * self.coin_radius;
+        let large: Vec<u32> = blobs
+            .iter()
+            .filter(|b| b.count as f64 * px_area > 2.0 * coin_area)
+            .map(|b| b.label)
+            .collect();
+        for &(i, k) in washed {
+            if large.contains(&labels[i]) {
+                self.coverages[k * n + i] = 1.0;
+                if k < PLAYER_BITS {
+                    self.blocked[i] |= 1 << k;
+                }
+            }
+        }
     }
 
     /// Marks what the occluders hide in `blocked`.

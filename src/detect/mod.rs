@@ -1481,6 +1481,58 @@ mod tests {
         );
     }
 
+    /// A dark red tag on grey cloth as bright as the light's reflection leaves it
+    /// (seed 777's sweep-005, the colours as that clip shows them): flicked, it came
+    /// to rest where the light washed it from grey 59 to 96, the cloth being 90.
+    /// Not brighter than both by a tenth, it read as a tag half blended into the
+    /// cloth, was not found, and its place was taken for a hand to the end of the
+    /// move. It is brighter than such a blend would be: it is the tag. A real blend
+    /// of the tag and the cloth (a smear) is not.
+    #[test]
+    fn a_dark_tag_washed_by_the_light_no_brighter_than_the_cloth_is_still_seen_whole() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let red = [124.0, 30.0, 21.0];
+        let washed = [147.0, 75.0, 66.0];
+        let cloth = [88.0, 90.0, 92.0];
+        let scene =
+            |at: Pose, tag: [f64; 3]| one_tag(&grid, &items, at, tag, [150.0, 100.0, 60.0], cloth);
+        let mut det = Detector::new(
+            &items,
+            &[[190, 30, 30]],
+            table.clone(),
+            DetectorConfig::default(),
+        );
+        let opening = Pose::fish(80.0, 60.0, 0.2);
+        let s = look(&mut det, grid, &scene(opening, red), false);
+        assert_tag_found_at(&s, opening, 1.0, None);
+        let under_light = Pose::fish(190.0, 120.0, -0.7);
+        let s = look(&mut det, grid, &scene(under_light, washed), false);
+        let seen = s
+            .fish
+            .iter()
+            .find(|f| f.player == 0)
+            .map(|f| f.visible_fraction);
+        assert!(
+            seen.is_some_and(|v| v > 0.9),
+            "the washed tag seen in part or not at all: {seen:?}, occluders {:?}",
+            s.occluders
+        );
+        assert_tag_found_at(&s, under_light, 1.0, Some(0.05));
+        let smear = [0, 1, 2].map(|k| 0.5 * red[k] + 0.5 * cloth[k]);
+        let s = look(&mut det, grid, &scene(under_light, smear), false);
+        let seen = s
+            .fish
+            .iter()
+            .find(|f| f.player == 0)
+            .map(|f| f.visible_fraction);
+        assert!(
+            seen.is_none_or(|v| v < 0.9),
+            "a blend of the tag and the cloth taken for the whole tag: {seen:?}"
+        );
+    }
+
     /// A blue tag with a large white number printed toward its far end, on grey-blue
     /// cloth, beside a red tag (sweep-001): its copper coin reads as the red
     /// player's colour. Counted as hidden by another tag, the hole with its coin
