@@ -1459,22 +1459,14 @@ mod tests {
         assert_tag_found_at(&s, opening, 1.0, None);
         let under_light = Pose::fish(190.0, 120.0, -0.6);
         let s = look(&mut det, grid, &scene(under_light, 0.3, [255.0; 3]), false);
-        let seen = s
-            .fish
-            .iter()
-            .find(|f| f.player == 0)
-            .map(|f| f.visible_fraction);
+        let seen = fraction_seen(&s, 0);
         assert!(
             seen.is_some_and(|v| v > 0.9),
             "the tag under the highlight seen in part: {seen:?}"
         );
         assert_tag_found_at(&s, under_light, 1.0, Some(0.05));
         let s = look(&mut det, grid, &scene(under_light, 0.6, cloth), false);
-        let seen = s
-            .fish
-            .iter()
-            .find(|f| f.player == 0)
-            .map(|f| f.visible_fraction);
+        let seen = fraction_seen(&s, 0);
         assert!(
             seen.is_none_or(|v| v < 0.9),
             "a blend of the tag and the cloth taken for the whole tag: {seen:?}"
@@ -1509,11 +1501,7 @@ mod tests {
         assert_tag_found_at(&s, opening, 1.0, None);
         let under_light = Pose::fish(190.0, 120.0, -0.7);
         let s = look(&mut det, grid, &scene(under_light, washed), false);
-        let seen = s
-            .fish
-            .iter()
-            .find(|f| f.player == 0)
-            .map(|f| f.visible_fraction);
+        let seen = fraction_seen(&s, 0);
         assert!(
             seen.is_some_and(|v| v > 0.9),
             "the washed tag seen in part or not at all: {seen:?}, occluders {:?}",
@@ -1522,11 +1510,7 @@ mod tests {
         assert_tag_found_at(&s, under_light, 1.0, Some(0.05));
         let smear = [0, 1, 2].map(|k| 0.5 * red[k] + 0.5 * cloth[k]);
         let s = look(&mut det, grid, &scene(under_light, smear), false);
-        let seen = s
-            .fish
-            .iter()
-            .find(|f| f.player == 0)
-            .map(|f| f.visible_fraction);
+        let seen = fraction_seen(&s, 0);
         assert!(
             seen.is_none_or(|v| v < 0.9),
             "a blend of the tag and the cloth taken for the whole tag: {seen:?}"
@@ -1848,6 +1832,14 @@ mod tests {
     }
 
     /// Detects one RGB view (`quick`: while things move), no other hints.
+    /// The seen share of `player`'s tag, if found.
+    fn fraction_seen(s: &Sightings, player: usize) -> Option<f64> {
+        s.fish
+            .iter()
+            .find(|f| f.player == player)
+            .map(|f| f.visible_fraction)
+    }
+
     fn look(det: &mut Detector, grid: TopGrid, rgb: &[u8], quick: bool) -> Sightings {
         det.detect_with(
             &TopView {
