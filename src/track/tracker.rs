@@ -1270,12 +1270,31 @@ impl Tracker {
                 .collect(),
             ItemKind::Fish => vec![false; pts.len()],
         };
+        // A coin seen in the hole of a fish whose own coin is off the table is that
+        // coin put back (a newcomer, named so once confirmed), not another coin lying
+        // still in a hole of its own elsewhere that nothing struck (seed 777's
+        // sweep-010: coin:3 put back into fish:3's hole went to coin:2, at rest in
+        // fish:2's hole 55 mm away and unseen in that look, and the jump was cut
+        // as a shot).
+        let put_back: Vec<Option<TrackId>> = match kind {
+            ItemKind::Coin => (0..pts.len())
+                .map(|j| self.put_back_into(j, frame, dets))
+                .collect(),
+            ItemKind::Fish => vec![None; pts.len()],
+        };
         let mut cost = DMatrix::from_element(rows.len(), pts.len(), f64::INFINITY);
         let mut hyp = DMatrix::from_element(rows.len(), pts.len(), 0usize);
         for (r, &i) in rows.iter().enumerate() {
             let t = &self.tracks[i];
             for &j in &cands[r] {
                 if left_behind[j] && t.state != TrackState::Tentative {
+                    continue;
+                }
+                if put_back[j].is_some_and(|fish| {
+                    t.state != TrackState::Tentative
+                        && t.rides.is_some_and(|own| own != fish)
+                        && t.vel.norm() < self.cfg.still_speed_mm_s
+                }) {
                     continue;
                 }
                 let (d, h) = self.distance(t, kind, j, dets);
@@ -1304,6 +1323,20 @@ impl Tracker {
             used[j] = true;
         }
         used
+    }
+
+    /// The fish track whose hole coin sighting `j` lies in, when that fish's own
+    /// coin is off the table and may be put back ([`Tracker::revivable`]).
+    fn put_back_into(&self, j: usize, frame: FrameIdx, dets: &FrameDetections) -> Option<TrackId> {
+        let det = dets.coins.get(j)?;
+        let hole = det.in_hole_of?;
+        let fish = self
+            .tracks
+            .iter()
+            .find(|f| f.kind == ItemKind::Fish && f.det == Some(hole) && f.state.on_table())?;
+        let owner = fish.item?.owner;
+        let coin = self.revivable(ItemId::coin(owner), frame)?;
+        matches!(self.tracks[coin].state, TrackState::Removed(_)).then_some(fish.id)
     }
 
     /// Distance from a track's predictions to a detection, and which prediction.
