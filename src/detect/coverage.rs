@@ -117,18 +117,18 @@ impl Detector {
     /// In a `settled` look a pixel of a player's colour washed toward neutral by a
     /// highlight, brighter than the player's tag (as the first whole view showed it)
     /// and than a blend of it and the table at its coverage would be, is wholly that
-    /// player's:
-    /// measured from the table, such a pixel reads as a faint blend of the table and
-    /// the tag, and a glossy tag at rest under the light's reflection as little of a
-    /// tag (sweep-024: a blue tag on grey cloth at coverage 0.4, fitted turned
-    /// about). A blend of a tag and the table (a blurred edge, a smear) is no
-    /// brighter than its share of each. Brighter than both was asked before, and a
-    /// dark red tag (grey 59) washed to grey 96 on a grey cloth of 90 stayed a
-    /// half-covered tag, was not found, and its place was taken for a hand to the
-    /// end of the move (seed 777's sweep-005). A hand of a tag's hue may be as
-    /// bright: the occluder search gives back what no tag found explains
-    /// (`Detector::reclaim_glare`). Not while things move: a moving tag's fit leans
-    /// on its smear as it shows.
+    /// player's: measured from the table, such a pixel reads as a faint blend of the
+    /// table and the tag, and a glossy tag at rest under the light's reflection as
+    /// little of a tag (sweep-024: a blue tag on grey cloth at coverage 0.4, fitted
+    /// turned about). A blend of a tag and the table (a blurred edge, a smear) is no
+    /// brighter than its share of each. Where such a pixel is not brighter than the
+    /// table too (a dark tag washed no brighter than a light table: seed 777's
+    /// sweep-005, a red tag of grey 59 washed to 96 on cloth of 90, not found and
+    /// its place taken for a hand to the end of the move), it counts only within a
+    /// region of such pixels larger than a coin ([`Detector::keep_washed_tags`]). A
+    /// hand of a tag's hue may be as bright: the occluder search gives back what no
+    /// tag found explains (`Detector::reclaim_glare`). Not while things move: a
+    /// moving tag's fit leans on its smear as it shows.
     pub(super) fn player_coverages(&mut self, g: &TopGrid, table: [f64; 2], settled: bool) {
         let n = g.width * g.height;
         let players = self.players.len();
@@ -258,12 +258,12 @@ impl Detector {
         self.mark_occluded();
     }
 
-    /// Counts wholly a player's the `washed` pixels (pixel, player) that together
-    /// make a region larger than a coin. A dark tag washed by the light's reflection
-    /// is no brighter than a light table, only brighter than a blend of the two: so
-    /// is a copper coin on the line from neutral to a red tag, lying in another tag's
-    /// hole, which taken for the red tag hid that tag's hole from its fit. A coin is
-    /// no larger than itself; a tag is.
+    /// Counts wholly a player's those of the `washed` pixels (pixel, player) that
+    /// together make a region larger than two coins. A dark tag washed by the
+    /// light's reflection is no brighter than a light table, only brighter than a
+    /// blend of the two; so is a copper coin (on the line from neutral to a red tag)
+    /// lying in another tag's hole, which, taken for the red tag, hid that tag's hole
+    /// from its fit. A coin's region is a coin's size; a tag's is larger.
     fn keep_washed_tags(&mut self, g: &TopGrid, washed: &[(usize, usize)]) {
         if washed.is_empty() {
             return;

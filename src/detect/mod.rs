@@ -272,7 +272,7 @@ impl Detector {
 
     /// Where the camera stands, table mm (`Calibration::camera_position_mm`): a coin
     /// read in a hole is then held where it can lie, compared where both stand
-    /// ([`seat`]).
+    /// (the `seat` module).
     pub fn looked_at_from(mut self, camera: Option<nalgebra::Point3<f64>>) -> Self {
         self.camera = camera.filter(|c| c.iter().all(|x| x.is_finite()));
         self
