@@ -843,6 +843,14 @@ fn a_long_match(shots: usize) -> Vec<EventLine> {
     let mut out = a_shot_with_duties();
     for k in 1..shots {
         let (f, mover) = (100 * k as u64, k % 2);
+        let violation = |code: &str, evidence: &str, fine, judged| Event::Violation {
+            shot: k,
+            code: code.into(),
+            player: mover,
+            evidence: evidence.into(),
+            fine,
+            judged,
+        };
         let mut told = vec![];
         if k % 7 == 0 {
             told.push(Event::FlickWithdrawn {
@@ -852,14 +860,7 @@ fn a_long_match(shots: usize) -> Vec<EventLine> {
             });
         }
         if k % 5 == 0 {
-            told.push(Event::Violation {
-                shot: k,
-                code: "5".into(),
-                player: mover,
-                evidence: "31.0 s since the move was ready".into(),
-                fine: 0,
-                judged: false,
-            });
+            told.push(violation("5", "31.0 s since the move was ready", 0, false));
         }
         told.push(Event::Flick {
             shot: k,
@@ -875,24 +876,15 @@ fn a_long_match(shots: usize) -> Vec<EventLine> {
             legal: k % 4 != 0,
         });
         if k % 4 == 0 {
-            told.push(Event::Violation {
-                shot: k,
-                code: "2.3".into(),
-                player: mover,
-                evidence: "put back before the move was over".into(),
-                fine: -1,
-                judged: true,
-            });
+            told.push(violation(
+                "2.3",
+                "put back before the move was over",
+                -1,
+                true,
+            ));
         }
         if k % 5 == 0 {
-            told.push(Event::Violation {
-                shot: k,
-                code: "5".into(),
-                player: mover,
-                evidence: "31.0 s since the move was ready".into(),
-                fine: -1,
-                judged: true,
-            });
+            told.push(violation("5", "31.0 s since the move was ready", -1, true));
         }
         if k % 6 == 0 {
             told.push(Event::ItemLost {
