@@ -15,6 +15,7 @@
 //! [`super::Sightings::seen_from`]), so the comparison is made where both stand, when
 //! the camera's position is known ([`super::Detector::looked_at_from`]).
 
+use super::view::Parallax;
 use super::{CoinSighting, Detector, FishSighting, TopGrid};
 use crate::geometry::Point;
 
@@ -85,32 +86,6 @@ fn held_in_hole(coin: Point, hole: Point, play: f64) -> Option<Point> {
     let off = coin - hole;
     let d = off.norm();
     (d > play).then(|| hole + off * (play / d))
-}
-
-/// Where the camera looks from: a point `h` above the table appears on the table
-/// plane pushed away from the camera's foot point by the factor `z / (z - h)`.
-struct Parallax {
-    foot: Point,
-    /// The camera's height above the table (infinite: seen from straight above).
-    height: f64,
-}
-
-impl Parallax {
-    /// Where a point at `p`, `h` above the table, appears.
-    fn appear(&self, p: Point, h: f64) -> Point {
-        if !self.height.is_finite() {
-            return p;
-        }
-        self.foot + (p - self.foot) * (self.height / (self.height - h))
-    }
-
-    /// Where a point seen at `seen`, `h` above the table, stands.
-    fn lower(&self, seen: Point, h: f64) -> Point {
-        if !self.height.is_finite() {
-            return seen;
-        }
-        self.foot + (seen - self.foot) * ((self.height - h) / self.height)
-    }
 }
 
 #[cfg(test)]

@@ -147,13 +147,15 @@ impl Sightings {
         items: &Items,
         footprint: &FishFootprint,
     ) -> Sightings {
-        let foot = Point::new(camera.x, camera.y);
-        let height = camera.z;
+        let parallax = Parallax {
+            foot: Point::new(camera.x, camera.y),
+            height: camera.z,
+        };
         let lower = |p: Point, h: f64| -> Point {
-            if height <= h + 1.0 {
+            if parallax.height <= h + 1.0 {
                 return p;
             }
-            foot + (p - foot) * ((height - h) / height)
+            parallax.lower(p, h)
         };
         let placed: Vec<_> = self
             .fish
@@ -243,5 +245,31 @@ impl Sightings {
             off_table: Vec::new(),
             strangers,
         }
+    }
+}
+
+/// Where the camera looks from: a point `h` above the table appears on the table
+/// plane pushed away from the camera's foot point by the factor `z / (z - h)`.
+pub(super) struct Parallax {
+    pub(super) foot: Point,
+    /// The camera's height above the table (infinite: seen from straight above).
+    pub(super) height: f64,
+}
+
+impl Parallax {
+    /// Where a point at `p`, `h` above the table, appears.
+    pub(super) fn appear(&self, p: Point, h: f64) -> Point {
+        if !self.height.is_finite() {
+            return p;
+        }
+        self.foot + (p - self.foot) * (self.height / (self.height - h))
+    }
+
+    /// Where a point seen at `seen`, `h` above the table, stands.
+    pub(super) fn lower(&self, seen: Point, h: f64) -> Point {
+        if !self.height.is_finite() {
+            return seen;
+        }
+        self.foot + (seen - self.foot) * ((self.height - h) / self.height)
     }
 }
