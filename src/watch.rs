@@ -9,6 +9,7 @@
 
 use crate::detect::{CoinSighting, FishSighting, Sightings, TopGrid};
 use crate::geometry::{FishFootprint, Point};
+use crate::model::Pose;
 
 /// An axis-aligned rectangle in table mm.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -388,6 +389,28 @@ pub fn touches_items(
     })
 }
 
+/// Whether a change, while the scene is not settled, lies only over bare table (a hand
+/// passing): it touches nothing seen in the reference look or the frame before, and no
+/// tag where an earlier settled look saw it and the reference look did not
+/// (`unseen_tags`). A tag held still under the flicking hand until the gate settled is
+/// missing from the reference; without its place from before, its flight, begun under
+/// the hand, was taken for the hand's and not looked at until everything stopped.
+pub fn over_bare_table(
+    changed: &MmBox,
+    reference: &Sightings,
+    previous: Option<&Sightings>,
+    unseen_tags: &[Pose],
+    footprint: &FishFootprint,
+    margin: f64,
+) -> bool {
+    let before: Vec<&Sightings> = std::iter::once(reference).chain(previous).collect();
+    let area = changed.grown(margin);
+    !touches_items(changed, &before, footprint, margin)
+        && !unseen_tags
+            .iter()
+            .any(|p| MmBox::around(p.point(), footprint.reach()).intersects(&area))
+}
+
 /// The region to look at for a change: the changed box grown by `margin`, then grown
 /// again until every item and occluder seen before that it touches lies wholly inside
 /// it. An item cut in half by the region's border would be misjudged; so would a hand:
@@ -478,7 +501,6 @@ pub fn merge(
 mod tests {
     use super::*;
     use crate::config::Items;
-    use crate::model::Pose;
 
     fn grid() -> TopGrid {
         TopGrid {
@@ -672,6 +694,69 @@ mod tests {
             assert_eq!(merged.fish.len(), 2);
             assert_eq!(merged.fish[1].pose.x, x, "fit {fit}: {merged:?}");
         }
+    }
+
+    /// Another renderer's clip at 1920x1080: the hand held the mover's tag still until
+    /// the gate settled, so the reference look saw a hand and no tag there; the tag's
+    /// flight, begun under the hand, touched nothing seen before and was taken for the
+    /// hand for 10 frames, until everything stopped: a collision never looked at, and
+    /// two coins' names exchanged.
+    #[test]
+    fn a_change_where_a_tag_lay_hidden_at_the_settled_look_may_be_the_tag_moving() {
+        let footprint = FishFootprint::new(&Items::default_set());
+        let tag = |player, x, y| FishSighting {
+            player,
+            pose: Pose::fish(x, y, 0.0),
+            visible_fraction: 1.0,
+            fit: 1.0,
+            exposure_share: None,
+        };
+        // The settled look saw tag 1 and, over tag 0, only the hand.
+        let reference = Sightings {
+            fish: vec![tag(1, 200.0, 100.0)],
+            occluders: vec![(Point::new(700.0, 500.0), 60.0)],
+            ..Default::default()
+        };
+        let hidden = [Pose::fish(710.0, 480.0, 0.0)];
+        let flight = MmBox::around(Point::new(740.0, 560.0), 30.0);
+        assert!(!over_bare_table(
+            &flight, &reference, None, &hidden, &footprint, 12.0
+        ));
+        assert!(over_bare_table(
+            &flight,
+            &reference,
+            None,
+            &[],
+            &footprint,
+            12.0
+        ));
+        let near_tag = MmBox::around(Point::new(200.0 + footprint.reach(), 100.0), 3.0);
+        assert!(!over_bare_table(
+            &near_tag,
+            &reference,
+            None,
+            &[],
+            &footprint,
+            12.0
+        ));
+        // A hand over bare table, away from every tag, leaves what was seen as it was,
+        // also when the frame before added the hand's disc.
+        let bare = MmBox::around(Point::new(450.0, 300.0), 40.0);
+        assert!(over_bare_table(
+            &bare, &reference, None, &hidden, &footprint, 12.0
+        ));
+        let previous = Sightings {
+            occluders: vec![(bare.center(), bare.radius())],
+            ..reference.clone()
+        };
+        assert!(over_bare_table(
+            &bare,
+            &reference,
+            Some(&previous),
+            &hidden,
+            &footprint,
+            12.0
+        ));
     }
 
     /// Another renderer's clip (a hand lying still beside the mover's tag, one finger

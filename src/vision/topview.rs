@@ -892,8 +892,19 @@ impl Watcher {
                 let before: Vec<&Sightings> = std::iter::once(reference)
                     .chain(self.previous.as_ref())
                     .collect();
+                let unseen_tags: Vec<Pose> = (0..self.players)
+                    .filter(|&p| !reference.fish.iter().any(|f| f.player == p))
+                    .filter_map(|p| self.settled.get(p).copied().flatten())
+                    .collect();
                 if !change.settled
-                    && !watch::touches_items(&changed, &before, &self.footprint, REGION_MARGIN_MM)
+                    && watch::over_bare_table(
+                        &changed,
+                        reference,
+                        self.previous.as_ref(),
+                        &unseen_tags,
+                        &self.footprint,
+                        REGION_MARGIN_MM,
+                    )
                 {
                     // Only something over bare table (a hand): the items stand as seen.
                     let mut seen = reference.clone();
