@@ -498,7 +498,7 @@ pub struct Shot {
 pub struct IdentitySource {
     pub frame: FrameIdx,
     /// `first-sight`, `unknown-owner`, `opening`, `elimination`, `put-back`,
-    /// `left-behind`, `near-vanished`, `hole-owner` (`track::IdentityOrigin`).
+    /// `left-behind`, `near-vanished`, `hole-owner`, `regrouped` (`track::IdentityOrigin`).
     pub from: String,
 }
 

@@ -35,6 +35,8 @@
 //!   the nearest `StartState` pose) and then continuity only. The motion model
 //!   predicts coin–coin collisions (equal discs exchange normal velocity), and the
 //!   cost takes the better of the free and the collision prediction per track.
+//!   Loose coins struck unseen and seen again apart within a moment are named
+//!   together, by the least total squared displacement from where each was last seen.
 //! - Hands: an unseen item under an occluder is held where it was last seen; its
 //!   gate grows with time unseen so it is re-acquired (matched, not re-created) when
 //!   the hand leaves, even if it moved meanwhile.

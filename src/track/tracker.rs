@@ -317,6 +317,10 @@ pub enum IdentityOrigin {
     /// A coin seen again in a tag's hole just after that tag's own coin was seen out
     /// of it by a jump: the two coins' tracks had crossed, and were exchanged back.
     HoleOwner,
+    /// Loose coins that went unseen and were seen again apart (struck under blur or a
+    /// hand), named together: each by where it was last seen, the names giving the
+    /// least total displacement ([`Tracker`]'s `name_regained_together`).
+    Regrouped,
 }
 
 impl IdentityOrigin {
@@ -331,6 +335,7 @@ impl IdentityOrigin {
             IdentityOrigin::LeftBehind => "left-behind",
             IdentityOrigin::NearVanished => "near-vanished",
             IdentityOrigin::HoleOwner => "hole-owner",
+            IdentityOrigin::Regrouped => "regrouped",
         }
     }
 }
@@ -403,6 +408,9 @@ struct Track {
     /// The frame it was taken off the table (it fell), and its velocity then.
     removed_at: Option<FrameIdx>,
     fall_vel: Vector,
+    /// For a loose coin: the frame it was seen again by a jump after going unseen,
+    /// and where it had been seen last before that.
+    regained: Option<(FrameIdx, Point)>,
 }
 
 impl Track {
@@ -446,6 +454,7 @@ impl Track {
             hole_empty_since: None,
             removed_at: None,
             fall_vel: Vector::zeros(),
+            regained: None,
         }
     }
 
@@ -482,6 +491,18 @@ impl Track {
     }
     /// Takes the track off the table in `frame` for `reason`, falling at `fall_vel`,
     /// and says so.
+    /// This track's course (where it is, how it moves, what it was seen doing) under
+    /// `names`' name: its id, item, colour and the counts that go with a name.
+    fn named_as(mut self, names: &Track) -> Track {
+        self.id = names.id;
+        self.item = names.item;
+        self.colour = names.colour.clone();
+        self.hits = names.hits;
+        self.born = names.born;
+        self.switch_since = names.switch_since;
+        self
+    }
+
     fn remove(&mut self, reason: RemovalReason, frame: FrameIdx, fall_vel: Vector) -> TrackEvent {
         self.state = TrackState::Removed(reason);
         self.removed_at = Some(frame);
@@ -719,7 +740,22 @@ impl Tracker {
                     TrackState::Lost { since } => Some(since),
                     _ => None,
                 };
+                let before = &self.tracks[i];
+                let seen_last = (
+                    before.last_seen,
+                    before.last_seen_pos,
+                    before.rides.is_none(),
+                );
                 self.update_matched(i, j, frame, dt, dets, &mut events);
+                let t = &mut self.tracks[i];
+                if let (Some(ls), from, true) = seen_last {
+                    if t.kind == ItemKind::Coin
+                        && t.jumped_at == Some(frame)
+                        && frame.saturating_sub(ls) > 1
+                    {
+                        t.regained = Some((frame, from));
+                    }
+                }
                 let t = &self.tracks[i];
                 let (mm, lookalikes) = near.unwrap_or((0.0, 0));
                 if let Some(since) = unseen_since {
@@ -741,6 +777,7 @@ impl Tracker {
         }
 
         self.update_rides(frame, &mut events);
+        self.name_regained_together(frame, &mut events);
 
         // Step 5: unmatched tracks.
         let tentative_timeout = self.cfg.frames(self.cfg.tentative_timeout_s);
@@ -891,18 +928,11 @@ impl Tracker {
             };
             // Each name keeps its track (its past is its own up to the jump); what
             // each follows from now on is exchanged.
-            let (lo, hi) = (i.min(j), i.max(j));
-            let (head, tail) = self.tracks.split_at_mut(hi);
-            let (a, b) = (&mut head[lo], &mut tail[0]);
-            std::mem::swap(a, b);
-            std::mem::swap(&mut a.id, &mut b.id);
-            std::mem::swap(&mut a.item, &mut b.item);
-            std::mem::swap(&mut a.colour, &mut b.colour);
-            std::mem::swap(&mut a.hits, &mut b.hits);
-            std::mem::swap(&mut a.born, &mut b.born);
-            std::mem::swap(&mut a.switch_since, &mut b.switch_since);
-            a.left_hole = None;
-            b.left_hole = None;
+            let (a, b) = (self.tracks[i].clone(), self.tracks[j].clone());
+            self.tracks[i] = b.clone().named_as(&a);
+            self.tracks[j] = a.named_as(&b);
+            self.tracks[i].left_hole = None;
+            self.tracks[j].left_hole = None;
             for k in [i, j] {
                 events.push(TrackEvent::Origin {
                     track: self.tracks[k].id,
@@ -910,6 +940,97 @@ impl Tracker {
                     from: IdentityOrigin::HoleOwner,
                 });
             }
+        }
+    }
+
+    /// Names loose coins that went unseen and were seen again apart together.
+    ///
+    /// Coins lying close together are struck at once while the blur or the hand hides
+    /// them; each comes back tens of millimetres off, one frame after another, and the
+    /// first to show takes the name of whichever coin was last seen nearest, with the
+    /// others still unseen: on a cluster of three struck coins the first back was
+    /// nearer to where the middle one had lain than to its own place, and two names
+    /// came out exchanged. Once a coin is seen again so, the coins seen again by a
+    /// jump within a moment of one another (`CROSSED_NAMES_S`) are named anew, as a
+    /// group: the names giving the least total squared displacement from where each
+    /// was last seen (struck coins each go their own way, and a name that assumes one
+    /// coin went far while another went little is the less likely). Only coins that lay within a tag's
+    /// length of one another, step by step, are one group. Coins riding in
+    /// holes are left to their fish; names change only where the group's total
+    /// improves by more than the tracker's base gate would allow a sighting to be
+    /// off ([`TrackerConfig::gate_base_mm`], squared).
+    fn name_regained_together(&mut self, frame: FrameIdx, events: &mut Vec<TrackEvent>) {
+        let moment = self.cfg.frames(CROSSED_NAMES_S);
+        let regained = |t: &Track| {
+            t.kind == ItemKind::Coin
+                && t.item.is_some()
+                && t.seen_now
+                && t.rides.is_none()
+                && t.state == TrackState::Tracked
+                && t.regained
+                    .is_some_and(|(f, _)| frame.saturating_sub(f) <= moment)
+        };
+        let all: Vec<(usize, Point)> = (0..self.tracks.len())
+            .filter(|&i| regained(&self.tracks[i]))
+            .filter_map(|i| self.tracks[i].regained.map(|(_, from)| (i, from)))
+            .collect();
+        // One tag strikes at once only coins within its length of one another: the
+        // group is those linked to a coin seen again now by such steps.
+        let link = 2.0 * self.cfg.footprint.reach();
+        let mut in_group: Vec<bool> = all
+            .iter()
+            .map(|&(i, _)| self.tracks[i].regained.is_some_and(|(f, _)| f == frame))
+            .collect();
+        loop {
+            let joining: Vec<usize> = (0..all.len())
+                .filter(|&a| !in_group[a])
+                .filter(|&a| {
+                    (0..all.len()).any(|b| in_group[b] && (all[a].1 - all[b].1).norm() <= link)
+                })
+                .collect();
+            if joining.is_empty() {
+                break;
+            }
+            for a in joining {
+                in_group[a] = true;
+            }
+        }
+        let (group, from): (Vec<usize>, Vec<Point>) = all
+            .iter()
+            .zip(&in_group)
+            .filter(|(_, &g)| g)
+            .map(|(&(i, from), _)| (i, from))
+            .unzip();
+        if group.len() < 2 {
+            return;
+        }
+        let cost = DMatrix::from_fn(group.len(), group.len(), |a, b| {
+            (self.tracks[group[b]].pos - from[a]).norm_squared()
+        });
+        let best = assign(&cost, f64::INFINITY);
+        let as_named: f64 = (0..group.len()).map(|a| cost[(a, a)]).sum();
+        let total: f64 = best.matches.iter().map(|&(a, b)| cost[(a, b)]).sum();
+        if best.matches.len() != group.len() || as_named - total <= self.cfg.gate_base_mm.powi(2) {
+            return;
+        }
+        let before: Vec<Track> = group.iter().map(|&i| self.tracks[i].clone()).collect();
+        for &(a, b) in &best.matches {
+            if a == b {
+                continue;
+            }
+            let mut course = before[b].clone().named_as(&before[a]);
+            course.left_hole = None;
+            // Where a coin was last seen before the gap goes with its name.
+            course.regained = before[b]
+                .regained
+                .zip(before[a].regained)
+                .map(|((f, _), (_, from))| (f, from));
+            self.tracks[group[a]] = course;
+            events.push(TrackEvent::Origin {
+                track: before[a].id,
+                item: before[a].item,
+                from: IdentityOrigin::Regrouped,
+            });
         }
     }
 
