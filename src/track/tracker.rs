@@ -489,8 +489,6 @@ impl Track {
     fn active(&self) -> bool {
         !matches!(self.state, TrackState::Removed(_))
     }
-    /// Takes the track off the table in `frame` for `reason`, falling at `fall_vel`,
-    /// and says so.
     /// This track's course (where it is, how it moves, what it was seen doing) under
     /// `names`' name: its id, item, colour and the counts that go with a name.
     fn named_as(mut self, names: &Track) -> Track {
@@ -503,6 +501,8 @@ impl Track {
         self
     }
 
+    /// Takes the track off the table in `frame` for `reason`, falling at `fall_vel`,
+    /// and says so.
     fn remove(&mut self, reason: RemovalReason, frame: FrameIdx, fall_vel: Vector) -> TrackEvent {
         self.state = TrackState::Removed(reason);
         self.removed_at = Some(frame);
@@ -954,11 +954,11 @@ impl Tracker {
     /// jump within a moment of one another (`CROSSED_NAMES_S`) are named anew, as a
     /// group: the names giving the least total squared displacement from where each
     /// was last seen (struck coins each go their own way, and a name that assumes one
-    /// coin went far while another went little is the less likely). Only coins that lay within a tag's
-    /// length of one another, step by step, are one group. Coins riding in
-    /// holes are left to their fish; names change only where the group's total
-    /// improves by more than the tracker's base gate would allow a sighting to be
-    /// off ([`TrackerConfig::gate_base_mm`], squared).
+    /// coin went far while another went little is the less likely). Only coins that
+    /// lay within a tag's length of one another, step by step, are one group. Coins
+    /// riding in holes are left to their fish; names change only where the group's
+    /// total improves by more than the tracker's base gate would allow a sighting to
+    /// be off ([`TrackerConfig::gate_base_mm`], squared).
     fn name_regained_together(&mut self, frame: FrameIdx, events: &mut Vec<TrackEvent>) {
         let moment = self.cfg.frames(CROSSED_NAMES_S);
         let regained = |t: &Track| {
