@@ -390,22 +390,20 @@ pub fn touches_items(
 }
 
 /// Whether a change, while the scene is not settled, lies only over bare table (a hand
-/// passing): it touches nothing seen in the reference look or the frame before, and no
-/// tag where an earlier settled look saw it and the reference look did not
-/// (`unseen_tags`). A tag held still under the flicking hand until the gate settled is
+/// passing): it touches nothing seen `before` (the reference look and the frame
+/// before), and no tag where an earlier settled look saw it and the reference look did
+/// not (`unseen_tags`). A tag held still under the flicking hand until the gate settled is
 /// missing from the reference; without its place from before, its flight, begun under
 /// the hand, was taken for the hand's and not looked at until everything stopped.
 pub fn over_bare_table(
     changed: &MmBox,
-    reference: &Sightings,
-    previous: Option<&Sightings>,
+    before: &[&Sightings],
     unseen_tags: &[Pose],
     footprint: &FishFootprint,
     margin: f64,
 ) -> bool {
-    let before: Vec<&Sightings> = std::iter::once(reference).chain(previous).collect();
     let area = changed.grown(margin);
-    !touches_items(changed, &before, footprint, margin)
+    !touches_items(changed, before, footprint, margin)
         && !unseen_tags
             .iter()
             .any(|p| MmBox::around(p.point(), footprint.reach()).intersects(&area))
@@ -720,12 +718,15 @@ mod tests {
         let hidden = [Pose::fish(710.0, 480.0, 0.0)];
         let flight = MmBox::around(Point::new(740.0, 560.0), 30.0);
         assert!(!over_bare_table(
-            &flight, &reference, None, &hidden, &footprint, 12.0
+            &flight,
+            &[&reference],
+            &hidden,
+            &footprint,
+            12.0
         ));
         assert!(over_bare_table(
             &flight,
-            &reference,
-            None,
+            &[&reference],
             &[],
             &footprint,
             12.0
@@ -733,8 +734,7 @@ mod tests {
         let near_tag = MmBox::around(Point::new(200.0 + footprint.reach(), 100.0), 3.0);
         assert!(!over_bare_table(
             &near_tag,
-            &reference,
-            None,
+            &[&reference],
             &[],
             &footprint,
             12.0
@@ -743,7 +743,11 @@ mod tests {
         // also when the frame before added the hand's disc.
         let bare = MmBox::around(Point::new(450.0, 300.0), 40.0);
         assert!(over_bare_table(
-            &bare, &reference, None, &hidden, &footprint, 12.0
+            &bare,
+            &[&reference],
+            &hidden,
+            &footprint,
+            12.0
         ));
         let previous = Sightings {
             occluders: vec![(bare.center(), bare.radius())],
@@ -751,8 +755,7 @@ mod tests {
         };
         assert!(over_bare_table(
             &bare,
-            &reference,
-            Some(&previous),
+            &[&reference, &previous],
             &hidden,
             &footprint,
             12.0

@@ -899,8 +899,7 @@ impl Watcher {
                 if !change.settled
                     && watch::over_bare_table(
                         &changed,
-                        reference,
-                        self.previous.as_ref(),
+                        &before,
                         &unseen_tags,
                         &self.footprint,
                         REGION_MARGIN_MM,
