@@ -622,8 +622,16 @@ impl Detector {
             // Smeared past recognition (a tag moving its own length in an exposure):
             // no placement of the sharp outline explains the smear, and the best one
             // may sit anywhere along it. The colour's centroid is still the tag's
-            // centroid mid-exposure, whatever the tag's shape.
-            best_pose = at_centroid(best_pose.angle());
+            // centroid mid-exposure, whatever the tag's shape. Nor does the smear
+            // show which end of its length the hole is at (the hole is smeared
+            // shut). A reading nearly end for end from the tag's last angle is the
+            // other end read: a tag spun hard may turn a quarter in a frame, none
+            // turns three eighths, and read the wrong way round the hole lands a
+            // tag's length off (sweep-037: 53 mm, and a switch).
+            let theta = prior.map_or(best_pose.angle(), |p| {
+                same_end_as(best_pose.angle(), p.angle())
+            });
+            best_pose = at_centroid(theta);
         }
         best_pose.theta = Some(wrap_angle(best_pose.angle()));
         Some(FishSighting {
@@ -990,6 +998,17 @@ fn moved_by(from: &Pose, to: &Pose, reach: f64) -> f64 {
 /// may slide far, it does not turn over between two looks).
 fn continues(prior: &Pose, pose: &Pose) -> bool {
     wrap_angle(prior.angle() - pose.angle()).abs() < 0.6
+}
+
+/// `theta`, or turned half a turn when it lies nearly end for end from `prior` (more
+/// than three eighths of a turn from it): an axis read without telling its ends apart,
+/// laid the way the tag lay before.
+fn same_end_as(theta: f64, prior: f64) -> f64 {
+    if wrap_angle(theta - prior).abs() > 0.75 * std::f64::consts::PI {
+        wrap_angle(theta + std::f64::consts::PI)
+    } else {
+        theta
+    }
 }
 
 /// An angle in (−π, π].

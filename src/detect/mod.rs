@@ -699,6 +699,79 @@ mod tests {
         });
     }
 
+    /// A tag smeared past recognition (about its own length in one exposure, turning as
+    /// it goes) shows its axis at best, not which end its hole is at: read the wrong
+    /// way round, its hole lands a tag's length off (sweep-037, sweep 777's sweep-002:
+    /// 50-70 mm, and a switch). It is read the way it lay a frame before.
+    #[test]
+    fn a_smeared_tag_is_read_the_way_round_it_lay_before() {
+        let items = Items::default_set();
+        let table = Table::rectangle(360.0, 260.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let red = [200, 30, 40];
+        // The tag's angle at mid-exposure, its travel along its axis (mm, either way
+        // along it) and its turn over the frame.
+        let cases: Vec<(f64, f64, f64)> = [0.4, 1.9, -2.6]
+            .into_iter()
+            .flat_map(|a| [(a, 70.0, 0.3), (a, -70.0, 0.3)])
+            .collect();
+        use rayon::prelude::*;
+        let wrong: Vec<String> = cases
+            .par_iter()
+            .filter_map(|&(angle, travel, turn)| {
+                let (sin, cos) = angle.sin_cos();
+                let mid = Pose::fish(180.0, 130.0, angle);
+                let at = |s: f64| {
+                    Pose::fish(
+                        mid.x + s * travel * cos,
+                        mid.y + s * travel * sin,
+                        angle + s * turn,
+                    )
+                };
+                let n = 24;
+                let mut acc = vec![0.0f64; grid.width * grid.height * 3];
+                for k in 0..n {
+                    let instant = at((k as f64 + 0.5) / n as f64 - 0.5);
+                    let rgb = draw(&grid, &items, &[(instant, red)], &[], None);
+                    for (a, b) in acc.iter_mut().zip(rgb) {
+                        *a += b as f64 / n as f64;
+                    }
+                }
+                let rgb: Vec<u8> = acc.iter().map(|a| a.round() as u8).collect();
+                let before = at(-1.0);
+                let mut det =
+                    Detector::new(&items, &[red], table.clone(), DetectorConfig::default());
+                let hints = Hints {
+                    fish: vec![Some(before)],
+                    quick: true,
+                    previous_frame: vec![Some(before)],
+                    ..Hints::default()
+                };
+                let s = det.detect_with(
+                    &TopView {
+                        grid,
+                        rgb: &rgb,
+                        bgr: false,
+                    },
+                    &hints,
+                );
+                let Some(f) = s.fish.first() else {
+                    return Some(format!("angle {angle} travel {travel}: no tag found"));
+                };
+                let off = (f.pose.point() - mid.point()).norm();
+                let turned = wrap_angle(f.pose.angle() - mid.angle()).abs();
+                (off > 30.0 || turned > std::f64::consts::FRAC_PI_2).then(|| {
+                    format!(
+                        "angle {angle} travel {travel}: read {:?} (fit {:.2}), \
+                         {off:.0} mm off, turned {turned:.2}",
+                        f.pose, f.fit
+                    )
+                })
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
     #[test]
     fn a_hand_is_an_occluder_and_a_half_hidden_fish_is_still_found() {
         a_half_hidden_fish_is_found(Items::default_set());
