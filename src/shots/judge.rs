@@ -1059,10 +1059,19 @@ pub(crate) fn judge(
         };
         // The direction of the straight run that ends at the last sighting (back to
         // the resting pose it started from, if no turn came between) is far
-        // steadier than the filter's velocity.
+        // steadier than the filter's velocity. A fish's run is its centre of
+        // mass's: that is what slides straight (and what falls), while the hole a
+        // spinning tag is tracked by circles it (sweep-026: a tag spun half a turn
+        // in three frames, its hole's run led 470 mm along the far edge, its
+        // centre of mass over it).
+        let centroid = cfg.footprint.centroid().coords;
+        let centre_of_mass = |p: &Pose| match p.theta.filter(|_| item.is_fish()) {
+            Some(theta) => p.point() + Rotation2::new(theta) * centroid,
+            None => p.point(),
+        };
         let mut run: Vec<Point> = rest_pose
             .get(&tid)
-            .map(|p| vec![p.point()])
+            .map(|p| vec![centre_of_mass(p)])
             .unwrap_or_default();
         let after_flick = |h: usize| history[h].frame >= flick && history[h].frame <= f_last;
         // A coin carried unseen in a hole was where the hole was until it left: its
@@ -1078,13 +1087,16 @@ pub(crate) fn judge(
             s[left_hole.map_or(0, |k| k + 1)..]
                 .iter()
                 .filter(|(h, t)| t.seen && after_flick(*h))
-                .map(|(_, t)| t.pose.point()),
+                .map(|(_, t)| centre_of_mass(&t.pose)),
         );
         // Two points only give the chord the tracker's velocity was guessed
         // from, or worse (a blur streak turns it the way the item really went).
         if let Some((dir, on_line)) = straight_run(&run).filter(|_| run.len() >= 3) {
             v_last = dir * v_last.norm();
-            p_last = on_line;
+            p_last = match theta_last.filter(|_| item.is_fish()) {
+                Some(theta) => on_line - Rotation2::new(theta) * centroid,
+                None => on_line,
+            };
         }
         let hand_now = end_tf.occluders.iter().any(|o| o.covers(p_last, 5.0));
         doubt.insert(item);
