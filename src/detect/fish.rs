@@ -241,6 +241,7 @@ impl Detector {
         player: usize,
         prior: Option<Pose>,
         settled: Option<Pose>,
+        expected_angle: Option<f64>,
         quick: bool,
     ) -> Option<FishSighting> {
         let n = g.width * g.height;
@@ -549,6 +550,26 @@ impl Detector {
             }
         }
         let (mut best_fit, mut best_pose) = best_of(&candidates);
+        // Blur softens a moving tag's hole, and its two ends then fit about alike:
+        // the first good fit may be the tag read end for end from the angle it is
+        // expected at (sweep 777's sweep-002: fit 0.84 of 1, turned 178 degrees, its
+        // hole 68 mm off). Read the other way round too, it is taken unless it fits
+        // clearly worse. Only a tag wholly seen: a partly hidden one is weighed
+        // against its track below, and a hand beside a spinning tag can leave one
+        // end read wrong for frames (seed 531046's sweep-035: choosing by the
+        // expected angle then kept it wrong for eight frames, not three).
+        let expected_angle = expected_angle.filter(|_| prior.is_some());
+        if let Some(e) =
+            expected_angle.filter(|e| quick && fully_seen && end_for_end(best_pose.angle(), *e))
+        {
+            let start = at_centroid(best_pose.angle() + std::f64::consts::PI);
+            let fit = self.agreement(g, player, &start, &blob, quick);
+            let (pose, fit) = self.refine(g, player, start, fit, &blob, quick);
+            if fit >= best_fit - AMBIGUOUS_FIT && !end_for_end(pose.angle(), e) {
+                (best_fit, best_pose) = (fit, pose);
+            }
+            candidates.push((fit, pose));
+        }
         // What is seen of a partly hidden tag may fit a pose that breaks its track as
         // well as, or a little better than, one that continues it (another tag or a
         // hand over the part that tells them apart): keep the track's unless the
@@ -624,13 +645,11 @@ impl Detector {
             // may sit anywhere along it. The colour's centroid is still the tag's
             // centroid mid-exposure, whatever the tag's shape. Nor does the smear
             // show which end of its length the hole is at (the hole is smeared
-            // shut). A reading nearly end for end from the tag's last angle is the
-            // other end read: a tag spun hard may turn a quarter in a frame, none
-            // turns three eighths, and read the wrong way round the hole lands a
-            // tag's length off (sweep-037: 53 mm, and a switch).
-            let theta = prior.map_or(best_pose.angle(), |p| {
-                same_end_as(best_pose.angle(), p.angle())
-            });
+            // shut). A reading nearly end for end from the angle the tag is expected
+            // at is the other end read (`end_for_end`), and read the wrong way round
+            // the hole lands a tag's length off (sweep-037: 53 mm, and a switch).
+            let theta =
+                expected_angle.map_or(best_pose.angle(), |e| same_end_as(best_pose.angle(), e));
             best_pose = at_centroid(theta);
         }
         best_pose.theta = Some(wrap_angle(best_pose.angle()));
@@ -1000,11 +1019,17 @@ fn continues(prior: &Pose, pose: &Pose) -> bool {
     wrap_angle(prior.angle() - pose.angle()).abs() < 0.6
 }
 
-/// `theta`, or turned half a turn when it lies nearly end for end from `prior` (more
-/// than three eighths of a turn from it): an axis read without telling its ends apart,
-/// laid the way the tag lay before.
-fn same_end_as(theta: f64, prior: f64) -> f64 {
-    if wrap_angle(theta - prior).abs() > 0.75 * std::f64::consts::PI {
+/// Whether a tag read at `theta` lies nearly end for end from the angle it is expected
+/// at (more than three eighths of a turn from it): the expected angle follows a spin
+/// the frame before showed, and a tag's spin changes far less than that in a frame.
+fn end_for_end(theta: f64, expected: f64) -> bool {
+    wrap_angle(theta - expected).abs() > 0.75 * std::f64::consts::PI
+}
+
+/// `theta`, or turned half a turn when it lies end for end from `expected`: an axis
+/// read without telling its ends apart, laid the way the tag is expected to lie.
+fn same_end_as(theta: f64, expected: f64) -> f64 {
+    if end_for_end(theta, expected) {
         wrap_angle(theta + std::f64::consts::PI)
     } else {
         theta

@@ -686,6 +686,10 @@ pub struct Watcher {
     reference: Option<Sightings>,
     /// What was seen at the previous frame.
     previous: Option<Sightings>,
+    /// Each player's tag's turn into the previous frame from the frame before it
+    /// (radians), when seen in both: of its axis, within a quarter turn either way,
+    /// for one of the two readings may have been the tag read end for end.
+    turn: Vec<Option<f64>>,
     /// Each player's fish pose when last seen anywhere: a tag under a hand can go
     /// unseen through a settled look, which then leaves it out of the reference.
     last_seen: Vec<Option<Pose>>,
@@ -842,6 +846,7 @@ impl Watcher {
             players,
             reference: None,
             previous: None,
+            turn: vec![None; players],
             last_seen: vec![None; players],
             settled: vec![None; players],
             stats: LookStats::default(),
@@ -947,6 +952,15 @@ impl Watcher {
                 *slot = Some(f.pose);
             }
         }
+        for (player, turn) in self.turn.iter_mut().enumerate() {
+            let angle = |s: Option<&Sightings>| {
+                s.and_then(|s| s.fish.iter().find(|f| f.player == player))
+                    .map(|f| f.pose.angle())
+            };
+            *turn = angle(Some(&seen))
+                .zip(angle(self.previous.as_ref()))
+                .map(|(now, before)| 0.5 * crate::detect::wrap_angle(2.0 * (now - before)));
+        }
         self.previous = Some(seen.clone());
         Ok(seen)
     }
@@ -966,6 +980,7 @@ impl Watcher {
             partial_view,
             quick,
             previous_frame,
+            turn: self.turn.clone(),
         }
     }
 
