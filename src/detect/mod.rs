@@ -671,35 +671,11 @@ mod tests {
         cases.par_iter().for_each(|&((dx, dy, dt), share)| {
             let mid = Pose::fish(130.0, 100.0, 0.7);
             let before = Pose::fish(mid.x - dx, mid.y - dy, mid.angle() - dt);
-            // The exposure as the mean of many instants spread evenly over it.
-            let n = 24;
-            let mut acc = vec![0.0f64; grid.width * grid.height * 3];
-            for k in 0..n {
-                let s = share * ((k as f64 + 0.5) / n as f64 - 0.5);
-                let at = Pose::fish(mid.x + s * dx, mid.y + s * dy, mid.angle() + s * dt);
-                for (a, b) in acc
-                    .iter_mut()
-                    .zip(draw(&grid, &items, &[(at, red)], &[], None))
-                {
-                    *a += b as f64 / n as f64;
-                }
-            }
-            let rgb: Vec<u8> = acc.iter().map(|a| a.round() as u8).collect();
-            let mut det = Detector::new(&items, &[red], table.clone(), DetectorConfig::default());
-            let hints = Hints {
-                fish: vec![Some(before)],
-                quick: true,
-                previous_frame: vec![Some(before)],
-                ..Hints::default()
-            };
-            let s = det.detect_with(
-                &TopView {
-                    grid,
-                    rgb: &rgb,
-                    bgr: false,
-                },
-                &hints,
-            );
+            let rgb = exposed(&grid, &items, red, |s| {
+                let s = share * s;
+                Pose::fish(mid.x + s * dx, mid.y + s * dy, mid.angle() + s * dt)
+            });
+            let s = look_moving(&items, &table, red, grid, &rgb, before, None);
             assert_eq!(s.fish.len(), 1, "{s:?}");
             let read = s.fish[0].exposure_share;
             eprintln!("share {share}: read {read:?}");
@@ -749,37 +725,12 @@ mod tests {
                         angle + s * turn,
                     )
                 };
-                let n = 24;
-                let mut acc = vec![0.0f64; grid.width * grid.height * 3];
-                for k in 0..n {
-                    let instant = at((k as f64 + 0.5) / n as f64 - 0.5);
-                    let rgb = draw(&grid, &items, &[(instant, red)], &[], None);
-                    for (a, b) in acc.iter_mut().zip(rgb) {
-                        *a += b as f64 / n as f64;
-                    }
-                }
-                let rgb: Vec<u8> = acc.iter().map(|a| a.round() as u8).collect();
+                let rgb = exposed(&grid, &items, red, at);
                 let mut before = at(-1.0);
                 if let Some(spin) = spin {
                     before.theta = Some(angle - spin);
                 }
-                let mut det =
-                    Detector::new(&items, &[red], table.clone(), DetectorConfig::default());
-                let hints = Hints {
-                    fish: vec![Some(before)],
-                    quick: true,
-                    previous_frame: vec![Some(before)],
-                    turn: vec![spin],
-                    ..Hints::default()
-                };
-                let s = det.detect_with(
-                    &TopView {
-                        grid,
-                        rgb: &rgb,
-                        bgr: false,
-                    },
-                    &hints,
-                );
+                let s = look_moving(&items, &table, red, grid, &rgb, before, spin);
                 let Some(f) = s.fish.first() else {
                     return Some(format!(
                         "angle {angle} dir {dir} travel {travel}: no tag found"
@@ -1939,6 +1890,57 @@ mod tests {
             .iter()
             .find(|f| f.player == player)
             .map(|f| f.visible_fraction)
+    }
+
+    /// One tag of `colour` photographed over an exposure, as the mean of instants spread
+    /// evenly over it: `at(s)` is its pose at `s` of the exposure, -0.5 to 0.5.
+    fn exposed(
+        grid: &TopGrid,
+        items: &Items,
+        colour: [u8; 3],
+        at: impl Fn(f64) -> Pose,
+    ) -> Vec<u8> {
+        let n = 24;
+        let mut acc = vec![0.0f64; grid.width * grid.height * 3];
+        for k in 0..n {
+            let s = (k as f64 + 0.5) / n as f64 - 0.5;
+            for (a, b) in acc
+                .iter_mut()
+                .zip(draw(grid, items, &[(at(s), colour)], &[], None))
+            {
+                *a += b as f64 / n as f64;
+            }
+        }
+        acc.iter().map(|a| a.round() as u8).collect()
+    }
+
+    /// A fresh detector's reading of `rgb` while things move, its one tag (of `colour`)
+    /// seen at `before` the frame before, turning `turn` a frame then if known.
+    fn look_moving(
+        items: &Items,
+        table: &Table,
+        colour: [u8; 3],
+        grid: TopGrid,
+        rgb: &[u8],
+        before: Pose,
+        turn: Option<f64>,
+    ) -> Sightings {
+        let mut det = Detector::new(items, &[colour], table.clone(), DetectorConfig::default());
+        let hints = Hints {
+            fish: vec![Some(before)],
+            quick: true,
+            previous_frame: vec![Some(before)],
+            turn: vec![turn],
+            ..Hints::default()
+        };
+        det.detect_with(
+            &TopView {
+                grid,
+                rgb,
+                bgr: false,
+            },
+            &hints,
+        )
     }
 
     fn look(det: &mut Detector, grid: TopGrid, rgb: &[u8], quick: bool) -> Sightings {
