@@ -811,3 +811,69 @@ fn coins_struck_together_unseen_are_named_together_when_seen_again() {
         );
     }
 }
+
+/// A tag slides off the near edge; a moment later a sighting of its player's colour
+/// shows at the far edge and stays there: a strip of that colour beyond the edge,
+/// fitting a tag's outline 0.2 of 1 (seed 531046's sweep-017). It is no tag put back:
+/// the tag stays lost where it went off. The same sighting fitting a tag (0.85), the
+/// tag set down there, is the tag put back and tracked again.
+#[test]
+fn a_tag_gone_off_the_table_is_not_put_back_by_scenery_of_its_colour() {
+    for fps in RATES {
+        for (fit, put_back) in [(0.2, false), (0.85, true)] {
+            let n = (4.0 * fps) as FrameIdx;
+            let struck = fps as FrameIdx;
+            let start = Point::new(500.0, 300.0);
+            let v = Vector::new(0.0, -1200.0);
+            let mut dets = Vec::new();
+            let mut gone = None;
+            for f in 0..n {
+                let t = (f as f64 - struck as f64).max(0.0) / fps;
+                let (p, _) = advance(start, v, t, 2000.0);
+                let mut d = if p.y > 20.0 && gone.is_none() {
+                    frame(f, Some((p, -std::f64::consts::FRAC_PI_2)), &[])
+                } else {
+                    gone.get_or_insert(f);
+                    frame(f, None, &[])
+                };
+                if gone.is_some_and(|g| f >= g + (fps / 3.0) as FrameIdx) {
+                    d.fish.push(FishDetection {
+                        pt_in_table: Point::new(300.0, 690.0),
+                        theta: 0.0,
+                        player_scores: vec![0.5_f64.max(fit)],
+                        confidence: fit,
+                        partly_hidden: false,
+                        exposure_share: None,
+                    });
+                }
+                dets.push(d);
+            }
+            let shots = shots(fps, &dets);
+            let lost = shots
+                .first()
+                .and_then(|s| s.lost.iter().find(|l| l.item == ItemId::fish(0)))
+                .unwrap_or_else(|| panic!("{fps} fps, fit {fit}: not lost: {shots:#?}"));
+            assert!(
+                (lost.exit.point() - Point::new(500.0, 0.0)).norm() < 30.0,
+                "{fps} fps, fit {fit}: exit {:?}",
+                lost.exit
+            );
+            // What the tracker holds at the end: the tag on the table again or not.
+            let cfg = TrackerConfig::new(
+                fps,
+                1,
+                Table::rectangle(1000.0, 700.0),
+                &Items::default_set(),
+            )
+            .unwrap();
+            let mut tracker = Tracker::new(cfg);
+            let last = dets.iter().map(|d| tracker.update(d.frame, d)).last();
+            let back = last.as_ref().is_some_and(|tf| {
+                tf.items
+                    .iter()
+                    .any(|t| t.item == Some(ItemId::fish(0)) && t.state.on_table())
+            });
+            assert_eq!(back, put_back, "{fps} fps, fit {fit}: {last:#?}");
+        }
+    }
+}

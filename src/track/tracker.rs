@@ -376,6 +376,9 @@ struct Track {
     last_com_on_table: Point,
     hits: u32,
     colour: Vec<f64>,
+    /// The best a sighting of it fitted its kind's outline (a detection's confidence,
+    /// 0..1): what a tag put back must once have shown (`Tracker::confirm`).
+    best_fit: f64,
     switch_since: Option<(PlayerIdx, FrameIdx)>,
     seen_now: bool,
     hidden_by: Option<Hider>,
@@ -437,6 +440,7 @@ impl Track {
             last_com_on_table: cfg.centre_of_mass(kind, &pose),
             hits: 0,
             colour: vec![0.0; cfg.players],
+            best_fit: 0.0,
             switch_since: None,
             seen_now: false,
             hidden_by: None,
@@ -469,6 +473,7 @@ impl Track {
             item: Some(item),
             hits: u32::MAX / 2,
             colour,
+            best_fit: 1.0,
             ..Track::fresh(id, item.kind, pose, TrackState::Tracked, cfg)
         }
     }
@@ -615,6 +620,10 @@ pub struct Tracker {
 /// the coins in their holes before those it has not found are placed there by R2
 /// (the coins' look is learned from the holes in the first views).
 const OPENING_LOOK_S: f64 = 1.0;
+
+/// The fit (0..1, a detection's confidence) a newcomer must once have shown to be taken
+/// for a tag put back: more of a tag's outline explained than not.
+const PUT_BACK_MIN_FIT: f64 = 0.5;
 
 /// How soon after a coin left a hole by a jump another coin seen again in that
 /// hole shows their tracks crossed: the hole's tag is knocked away and stops
@@ -1615,6 +1624,7 @@ impl Tracker {
                 det.theta
             };
             t.partly_hidden = det.partly_hidden;
+            t.best_fit = t.best_fit.max(det.confidence);
             if !det.player_scores.is_empty() {
                 let w = if t.hits == 0 {
                     1.0
@@ -1905,6 +1915,7 @@ impl Tracker {
                     d.theta,
                     d.player_scores.clone(),
                     d.partly_hidden,
+                    d.confidence,
                 ));
             }
         }
@@ -1918,10 +1929,17 @@ impl Tracker {
                     && (t.pos - d.pt_in_table).norm() < cfg.coin_radius
             });
             if !dup {
-                new.push((ItemKind::Coin, d.pt_in_table, 0.0, Vec::new(), false));
+                new.push((
+                    ItemKind::Coin,
+                    d.pt_in_table,
+                    0.0,
+                    Vec::new(),
+                    false,
+                    d.confidence,
+                ));
             }
         }
-        for (kind, p, theta, scores, partly_hidden) in new {
+        for (kind, p, theta, scores, partly_hidden, fit) in new {
             let id = self.new_id();
             let mut colour = vec![0.0; cfg.players];
             for (k, c) in colour.iter_mut().enumerate() {
@@ -1932,6 +1950,7 @@ impl Tracker {
                 last_seen: Some(frame),
                 hits: 1,
                 colour,
+                best_fit: fit,
                 seen_now: true,
                 partly_hidden,
                 // A coin's sighting has no angle (`theta` 0): its pose is its point.
@@ -2031,11 +2050,21 @@ impl Tracker {
                 labels[r] = Some(k);
             }
             for (r, &i) in fish.iter().enumerate() {
+                // A tag put back is set down on the table and let go: seen whole at
+                // some moment, it fits a tag's outline. A newcomer of a player's
+                // colour that never did is scenery (a strip or a floor of that
+                // colour beyond the edge, sweep-017: a fit of 0.2 of 1, 700 mm from
+                // where the tag went off, revived as that tag "put back" and taken
+                // off there again, its exit 812 mm off): it stays a newcomer.
+                let revives = labels[r].and_then(|k| self.revivable(ItemId::fish(k), frame));
+                if revives.is_some() && self.tracks[i].best_fit < PUT_BACK_MIN_FIT {
+                    continue;
+                }
                 self.tracks[i].state = TrackState::Tracked;
                 match labels[r] {
                     Some(k) => {
                         let id = ItemId::fish(k);
-                        if let Some(old) = self.revivable(id, frame) {
+                        if let Some(old) = revives {
                             self.revive(old, i, IdentityOrigin::PutBack, events);
                         } else {
                             self.tracks[i].item = Some(id);
