@@ -462,6 +462,16 @@ fn at_or_before(history: &[TrackFrame], frame: FrameIdx) -> usize {
         .saturating_sub(1)
 }
 
+/// From where an item is tracked to its centre of mass (what slides straight and what
+/// falls): a fish's lies off its hole along its angle; a coin's, or a fish's whose angle
+/// is unknown, is where it is tracked.
+fn hole_to_centre(cfg: &ShotConfig, item: ItemId, theta: Option<f64>) -> Vector {
+    match theta.filter(|_| item.is_fish()) {
+        Some(theta) => Rotation2::new(theta) * cfg.footprint.centroid().coords,
+        None => Vector::zeros(),
+    }
+}
+
 fn placed_fish(cfg: &ShotConfig, pose: &Pose) -> PlacedFish {
     cfg.footprint.placed(pose)
 }
@@ -921,10 +931,7 @@ pub(crate) fn judge(
             .filter(|(h, x)| x.seen && history[*h].frame >= flick)
             .map(|(h, x)| (history[*h].frame, *x))
             .collect();
-        let com = |x: &TrackedItem| match x.pose.theta.filter(|_| item.is_fish()) {
-            Some(th) => x.pose.point() + Rotation2::new(th) * cfg.footprint.centroid().coords,
-            None => x.pose.point(),
-        };
+        let com = |x: &TrackedItem| x.pose.point() + hole_to_centre(cfg, item, x.pose.theta);
         let last = seen_rows
             .last()
             .map(|(f, x)| (*f, com(x), x.velocity_mm_s.norm()));
@@ -1064,11 +1071,7 @@ pub(crate) fn judge(
         // spinning tag is tracked by circles it (sweep-026: a tag spun half a turn
         // in three frames, its hole's run led 470 mm along the far edge, its
         // centre of mass over it).
-        let centroid = cfg.footprint.centroid().coords;
-        let centre_of_mass = |p: &Pose| match p.theta.filter(|_| item.is_fish()) {
-            Some(theta) => p.point() + Rotation2::new(theta) * centroid,
-            None => p.point(),
-        };
+        let centre_of_mass = |p: &Pose| p.point() + hole_to_centre(cfg, item, p.theta);
         let mut run: Vec<Point> = rest_pose
             .get(&tid)
             .map(|p| vec![centre_of_mass(p)])
@@ -1093,10 +1096,7 @@ pub(crate) fn judge(
         // from, or worse (a blur streak turns it the way the item really went).
         if let Some((dir, on_line)) = straight_run(&run).filter(|_| run.len() >= 3) {
             v_last = dir * v_last.norm();
-            p_last = match theta_last.filter(|_| item.is_fish()) {
-                Some(theta) => on_line - Rotation2::new(theta) * centroid,
-                None => on_line,
-            };
+            p_last = on_line - hole_to_centre(cfg, item, theta_last);
         }
         let hand_now = end_tf.occluders.iter().any(|o| o.covers(p_last, 5.0));
         doubt.insert(item);
@@ -1186,10 +1186,7 @@ pub(crate) fn judge(
         let reach = stop * 1.25 + 5.0;
         // What falls is the centre of mass going over the edge: a fish's lies well
         // off its hole, so its path is the one followed to the edge.
-        let com_last = match theta_last.filter(|_| item.is_fish()) {
-            Some(theta) => p_last + Rotation2::new(theta) * cfg.footprint.centroid().coords,
-            None => p_last,
-        };
+        let com_last = p_last + hole_to_centre(cfg, item, theta_last);
         let far = com_last + dir * reach;
         let s_exit = if cfg.table.contains(far) {
             None
