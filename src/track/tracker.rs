@@ -2055,9 +2055,18 @@ impl Tracker {
                 // colour that never did is scenery (a strip or a floor of that
                 // colour beyond the edge, sweep-017: a fit of 0.2 of 1, 700 mm from
                 // where the tag went off, revived as that tag "put back" and taken
-                // off there again, its exit 812 mm off): it stays a newcomer.
+                // off there again, its exit 812 mm off): it stays a newcomer. And a tag
+                // put back lies on the table: a newcomer whose centre of mass has gone
+                // beyond the edge is a falling tag seen again (sweep-009: a tag slid
+                // off the side edge, seen in its fall, revived there and cut as a
+                // shot of its own).
                 let revives = labels[r].and_then(|k| self.revivable(ItemId::fish(k), frame));
-                if revives.is_some() && self.tracks[i].best_fit < PUT_BACK_MIN_FIT {
+                let t = &self.tracks[i];
+                let on_table = self.cfg.table.contains(
+                    self.cfg
+                        .centre_of_mass(ItemKind::Fish, &Pose::fish(t.pos.x, t.pos.y, t.theta)),
+                );
+                if revives.is_some() && (t.best_fit < PUT_BACK_MIN_FIT || !on_table) {
                     continue;
                 }
                 self.tracks[i].state = TrackState::Tracked;
