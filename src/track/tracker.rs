@@ -406,6 +406,9 @@ struct Track {
     /// Unseen and carried in the hole of `rides` in this frame, and in the last.
     carried: bool,
     was_carried: bool,
+    /// For a coin carried unseen: where its hole was, and how fast it went, frame by
+    /// frame since the coin was last seen (`Tracker::thrown_could_reach`).
+    ride_path: Vec<(FrameIdx, Point, Vector)>,
     /// Since when the hole this coin rides in is seen empty with its fish at rest.
     hole_empty_since: Option<FrameIdx>,
     /// The frame it was taken off the table (it fell), and its velocity then.
@@ -455,6 +458,7 @@ impl Track {
             left_hole: None,
             carried: false,
             was_carried: false,
+            ride_path: Vec::new(),
             hole_empty_since: None,
             removed_at: None,
             fall_vel: Vector::zeros(),
@@ -1405,7 +1409,9 @@ impl Tracker {
         // still in a hole of its own elsewhere that nothing struck (seed 777's
         // sweep-010: coin:3 put back into fish:3's hole went to coin:2, at rest in
         // fish:2's hole 55 mm away and unseen in that look, and the jump was cut
-        // as a shot).
+        // as a shot), nor a coin lost at rest somewhere (seed 531046's sweep-008: a
+        // coin thrown out of a hole unseen and never found took coin:3's put-back
+        // into fish:3's hole, its gate grown over 100 frames).
         let put_back: Vec<Option<TrackId>> = match kind {
             ItemKind::Coin => (0..pts.len())
                 .map(|j| self.put_back_into(j, frame, dets))
@@ -1422,13 +1428,19 @@ impl Tracker {
                 }
                 if put_back[j].is_some_and(|fish| {
                     t.state != TrackState::Tentative
-                        && t.rides.is_some_and(|own| own != fish)
+                        && t.rides != Some(fish)
                         && t.vel.norm() < self.cfg.still_speed_mm_s
                 }) {
                     continue;
                 }
                 let (d, h) = self.distance(t, kind, j, dets);
                 if d > gates[r] {
+                    continue;
+                }
+                if kind == ItemKind::Coin
+                    && t.was_carried
+                    && !self.thrown_could_reach(t, dets.coins[j].pt_in_table, frame)
+                {
                     continue;
                 }
                 cost[(r, j)] = self.cost(t, kind, j, d, frame, dets);
@@ -1453,6 +1465,50 @@ impl Tracker {
             used[j] = true;
         }
         used
+    }
+
+    /// Whether a coin carried unseen in a hole could have been thrown out of it to
+    /// `q` by `frame`. A coin leaves a hole with the hole's velocity at that moment
+    /// and then slides on, slowing: it lies near the run from one of the hole's
+    /// places along the hole's velocity there, give or take the rim's push (a cone
+    /// about that run, half as wide as it is long), and it cannot land back behind
+    /// where the hole took it from, against the way the hole has gone since (seed
+    /// 777's sweep-015: a coin riding in a tag flicked forward was given a sighting
+    /// 31 mm beyond the near edge, 51 mm behind where it lay and 300 mm behind its
+    /// hole, and taken off there; the gate of an item unseen for six frames spans
+    /// hundreds of mm). Both give or take how far a hole read may be from the true
+    /// one: as far as the hole lies from the tag's centre of mass, for a tag read
+    /// turned about it (seed 531046's sweep-024: a coin 20 mm from a hole read so).
+    /// Only where the fish was seen: one unseen is extrapolated, and a coin thrown
+    /// from a tag struck unseen went where nothing measured says (the foreign
+    /// f11: a tag lost for eleven frames in a collision).
+    fn thrown_could_reach(&self, t: &Track, q: Point, frame: FrameIdx) -> bool {
+        let c = &self.cfg;
+        // Only a hole seen now is known to be where it is read.
+        let carrier_seen = self
+            .tracks
+            .iter()
+            .any(|f| Some(f.id) == t.rides && f.det.is_some());
+        if !carrier_seen {
+            return true;
+        }
+        let slack = c.gate_base_mm + c.hole_reach() + c.footprint.centroid().coords.norm();
+        let (Some(&(_, start, _)), Some(&(_, now, _))) = (t.ride_path.first(), t.ride_path.last())
+        else {
+            return true;
+        };
+        let gone = now - start;
+        let ahead = gone.norm() <= slack || (q - start).dot(&gone) / gone.norm() >= -slack;
+        ahead
+            && t.ride_path.iter().any(|&(f, p, v)| {
+                let run = v * (frame.saturating_sub(f) as f64 / c.fps);
+                let along = if run.norm() > 0.0 {
+                    ((q - p).dot(&run) / run.norm_squared()).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                (q - (p + run * along)).norm() <= slack + 0.5 * along * run.norm()
+            })
     }
 
     /// The fish track whose hole coin sighting `j` lies in, when that fish's own
@@ -1654,6 +1710,7 @@ impl Tracker {
         }
         t.hits = t.hits.saturating_add(1);
         t.hole_empty_since = None;
+        t.ride_path.clear();
         t.last_seen = Some(frame);
         t.last_seen_pos = t.pos;
         t.seen_now = true;
@@ -1762,6 +1819,22 @@ impl Tracker {
                         t.hidden_by = None;
                         return;
                     }
+                    if !t.was_carried {
+                        t.ride_path.clear();
+                        t.ride_path.push((frame.saturating_sub(1), t.pos, t.vel));
+                    }
+                    // A hole lying still adds no place to go from (a coin never seen
+                    // in a still hole would otherwise grow the path all match long).
+                    let still = |q: Point, u: Vector| {
+                        (q - p).norm() < 1.0 && u.norm() < cfg.still_speed_mm_s
+                    };
+                    let moved = !t.ride_path.last().is_some_and(|&(_, q, u)| still(q, u))
+                        || v.norm() >= cfg.still_speed_mm_s;
+                    // A fish not seen is only extrapolated: its place and speed say
+                    // nothing of where a coin could have left it.
+                    if carrier_seen && moved {
+                        t.ride_path.push((frame, p, v));
+                    }
                     t.pos = p;
                     t.vel = v;
                     t.carried = true;
@@ -1774,16 +1847,29 @@ impl Tracker {
                     return;
                 }
                 Some(Err(RemovalReason::OffTable { frame: f, exit, .. })) => {
-                    // It fell with its fish: it left the table where the fish did.
+                    // It fell with its fish: it left the table where the fish did,
+                    // from where the fish was last and as fast as the fish fell (the
+                    // coin's own place and velocity were the hole's a frame before,
+                    // at rest if the fish was struck from rest; then the coin's fall,
+                    // seen beyond the edge, is out of its reach and a coin on the
+                    // table takes it: sweep-008 of seed 531046).
                     let reason = RemovalReason::OffTable {
                         frame: f,
                         exit,
                         evidence: ExitEvidence::Extrapolated,
                     };
+                    let (pos, fall_vel) = self
+                        .tracks
+                        .iter()
+                        .find(|f| Some(f.id) == self.tracks[i].rides)
+                        .map_or((self.tracks[i].pos, self.tracks[i].vel), |f| {
+                            (f.pos, f.fall_vel)
+                        });
                     let t = &mut self.tracks[i];
                     t.hidden_by = None;
                     t.rides = None;
-                    events.push(t.remove(reason, frame, t.vel));
+                    t.pos = pos;
+                    events.push(t.remove(reason, frame, fall_vel));
                     return;
                 }
                 _ => self.tracks[i].hole_empty_since = None,
