@@ -1049,3 +1049,57 @@ fn a_coin_knocked_off_in_its_tag_keeps_its_fall_from_a_coin_riding_nearby() {
         );
     }
 }
+
+/// fish:1 slid off the far edge. It is put back 58 mm beside fish:0, which lies at
+/// rest and is missed for a tenth of a second as fish:1 appears. The tag of
+/// player 1's colour is fish:1 put back, not fish:0 jumping 58 mm with nothing to
+/// strike it (seed 777's sweep-027: the jump was cut as a shot of its own).
+#[test]
+fn a_tag_put_back_beside_a_missed_tag_is_the_tag_put_back() {
+    use crate::model::Pose;
+    use crate::record::StartState;
+    let up = std::f64::consts::FRAC_PI_2;
+    for fps in RATES {
+        let table = Table::rectangle(1000.0, 700.0);
+        let cfg = TrackerConfig::new(fps, 2, table, &Items::default_set()).unwrap();
+        let (rest0, back1) = (Point::new(682.0, 16.0), Point::new(740.0, 16.0));
+        let start = StartState {
+            poses: [
+                (ItemId::fish(0), Pose::fish(rest0.x, rest0.y, up)),
+                (ItemId::fish(1), Pose::fish(500.0, 600.0, up)),
+            ]
+            .into(),
+            ..StartState::default()
+        };
+        let mut tracker = Tracker::with_start(cfg, &start);
+        let put_back = 1.5;
+        let mut jumped = None;
+        let mut last = None;
+        for (f, t) in frames(fps, 2.5) {
+            let mut fish = vec![];
+            if !(put_back..put_back + 0.1).contains(&t) {
+                fish.push((0, rest0, up));
+            }
+            let sliding = Point::new(500.0, 600.0 + 600.0 * (t - 0.3).max(0.0));
+            if sliding.y < 720.0 {
+                fish.push((1, sliding, up));
+            }
+            if t >= put_back {
+                fish.push((1, back1, up));
+            }
+            let out = tracker.update(f, &frame_of(f, 2, &fish, &[]));
+            if let Some(p) = out.get(ItemId::fish(0)).map(|i| i.pose.point()) {
+                if (p - rest0).norm() > 5.0 {
+                    jumped.get_or_insert((f, p));
+                }
+            }
+            last = Some(out);
+        }
+        assert_eq!(jumped, None, "{fps} fps: fish:0 moved");
+        let fish1 = last.as_ref().and_then(|l| l.get(ItemId::fish(1)));
+        assert!(
+            fish1.is_some_and(|i| i.state.on_table() && (i.pose.point() - back1).norm() < 3.0),
+            "{fps} fps: fish:1 not put back: {fish1:?}"
+        );
+    }
+}

@@ -1418,6 +1418,25 @@ impl Tracker {
                 .collect(),
             ItemKind::Fish => vec![None; pts.len()],
         };
+        // So too a tag of one player's colour while that player's tag is off the
+        // table: that tag put back, not another player's tag lying still and missed
+        // in that look (seed 777's sweep-027: fish:1, put back 58 mm from fish:0
+        // while the look missed fish:0, went to fish:0, and the jump was cut as a
+        // shot).
+        let tag_put_back: Vec<Option<PlayerIdx>> = match kind {
+            ItemKind::Fish => dets
+                .fish
+                .iter()
+                .map(|d| {
+                    argmax(&d.player_scores)
+                        .filter(|&(k, s)| {
+                            s >= 0.5 && self.revivable(ItemId::fish(k), frame).is_some()
+                        })
+                        .map(|(k, _)| k)
+                })
+                .collect(),
+            ItemKind::Coin => vec![None; pts.len()],
+        };
         let mut cost = DMatrix::from_element(rows.len(), pts.len(), f64::INFINITY);
         let mut hyp = DMatrix::from_element(rows.len(), pts.len(), 0usize);
         for (r, &i) in rows.iter().enumerate() {
@@ -1429,6 +1448,15 @@ impl Tracker {
                 if put_back[j].is_some_and(|fish| {
                     t.state != TrackState::Tentative
                         && t.rides != Some(fish)
+                        && t.vel.norm() < self.cfg.still_speed_mm_s
+                }) {
+                    continue;
+                }
+                if tag_put_back[j].is_some_and(|k| {
+                    let own = |id: ItemId| dets.fish[j].player_scores.get(id.owner).copied();
+                    t.state != TrackState::Tentative
+                        && t.item
+                            .is_some_and(|id| id.owner != k && own(id) < Some(0.5))
                         && t.vel.norm() < self.cfg.still_speed_mm_s
                 }) {
                     continue;
