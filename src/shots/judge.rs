@@ -14,7 +14,8 @@ use crate::record::{
 };
 use crate::track::motion::{stopping_distance, time_since_start, time_to_cover};
 use crate::track::{
-    edge_crossing, ExitEvidence, RemovalReason, TrackFrame, TrackId, TrackState, TrackedItem,
+    edge_crossing, ExitEvidence, IdentityOrigin, RemovalReason, TrackEvent, TrackFrame, TrackId,
+    TrackState, TrackedItem,
 };
 use nalgebra::Rotation2;
 use std::collections::{BTreeMap, BTreeSet};
@@ -90,8 +91,12 @@ fn windowed(
     window: FrameIdx,
 ) -> Option<Windowed> {
     let last = history.last()?;
-    // Sightings older than a few windows say nothing about the motion now.
-    let oldest = last.frame.saturating_sub(4 * window);
+    // Sightings older than a few windows say nothing about the motion now, nor
+    // those from before the item was put back: placed by hand, it did not slide
+    // there from where it lay before (seed 777's sweep-022: a coin named in one place
+    // and put back 440 mm away in the interlude made a shot of its own).
+    let recent = last.frame.saturating_sub(4 * window);
+    let oldest = put_back_at(history, now.track, recent).unwrap_or(recent);
     let mut turn = 0.0;
     let (mut f_next, mut th_next) = (last.frame, now.pose.angle());
     for tf in history.iter().rev().skip(1) {
@@ -116,6 +121,19 @@ fn windowed(
         }
     }
     None
+}
+
+/// The newest frame of `history`, from `since` on, in which `track` took the identity
+/// of an item put back (the tracker's `Origin` event from a put-back).
+fn put_back_at(history: &[TrackFrame], track: TrackId, since: FrameIdx) -> Option<FrameIdx> {
+    history.iter().rev().take_while(|tf| tf.frame >= since).find_map(|tf| {
+        tf.events
+            .iter()
+            .any(|e| {
+                matches!(e, TrackEvent::Origin { track: t, from: IdentityOrigin::PutBack, .. } if *t == track)
+            })
+            .then_some(tf.frame)
+    })
 }
 
 /// A track seen in the newest frame of `history` but in none of the `4 * window`
@@ -143,7 +161,10 @@ fn reacquired(
     })?;
     // A lost tag put back by hand shows again on the table too: that is the
     // interlude's business, not a shot.
-    if f >= recent || !before.state.on_table() {
+    if f >= recent
+        || !before.state.on_table()
+        || put_back_at(history, now.track, f).is_some_and(|b| b > f)
+    {
         return None;
     }
     let span_s = (last.frame - f) as f64 / cfg.fps;
