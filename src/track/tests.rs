@@ -9,8 +9,8 @@ use super::{
 };
 use crate::config::Items;
 use crate::geometry::{Point, Table, Vector};
-use crate::model::{FrameIdx, ItemId};
-use crate::record::Shot;
+use crate::model::{FrameIdx, ItemId, Pose};
+use crate::record::{Shot, StartState};
 use crate::shots::{ShotConfig, ShotCutter};
 
 /// One frame's detections: player 0's fish (hole centre, heading) and coins.
@@ -97,6 +97,18 @@ fn run(
         .collect();
     out.extend(cutter.finish());
     out
+}
+
+/// A tracker at `fps` for `players` on the 1000 × 700 table, started from `poses`
+/// (a clip that does not open a match), and its config.
+fn started(fps: f64, players: usize, poses: &[(ItemId, Pose)]) -> (TrackerConfig, Tracker) {
+    let table = Table::rectangle(1000.0, 700.0);
+    let cfg = TrackerConfig::new(fps, players, table, &Items::default_set()).unwrap();
+    let start = StartState {
+        poses: poses.iter().copied().collect(),
+        ..StartState::default()
+    };
+    (cfg.clone(), Tracker::with_start(cfg, &start))
 }
 
 /// Where the coin of shot 0 left the table, if it did.
@@ -691,23 +703,18 @@ fn two_coins_crossed_in_a_collision_are_named_back_by_the_hole_one_is_seen_in() 
 /// cut as a shot, with a false 1.1 and every later mover shifted).
 #[test]
 fn a_coin_put_back_into_a_hole_whose_own_coin_fell_is_that_coin_not_a_resting_neighbour() {
-    use crate::model::Pose;
-    use crate::record::StartState;
     for fps in RATES {
-        let table = Table::rectangle(1000.0, 700.0);
-        let cfg = TrackerConfig::new(fps, 2, table, &Items::default_set()).unwrap();
         let (hole0, hole1) = (Point::new(300.0, 300.0), Point::new(355.0, 300.0));
-        let start = StartState {
-            poses: [
+        let (_, mut tracker) = started(
+            fps,
+            2,
+            &[
                 (ItemId::fish(0), Pose::fish(hole0.x, hole0.y, 1.5)),
                 (ItemId::coin(0), Pose::coin(hole0.x, hole0.y)),
                 (ItemId::fish(1), Pose::fish(hole1.x, hole1.y, 1.5)),
                 (ItemId::coin(1), Pose::coin(500.0, 690.0)),
-            ]
-            .into(),
-            ..StartState::default()
-        };
-        let mut tracker = Tracker::with_start(cfg, &start);
+            ],
+        );
         let mut last = None;
         let put_back = 1.5;
         for (f, t) in frames(fps, 2.5) {
@@ -903,23 +910,18 @@ fn a_tag_gone_off_the_table_is_not_put_back_by_scenery_of_its_colour() {
 /// the lost coin took it, and was then counted in the wrong hole for three shots).
 #[test]
 fn a_coin_put_back_into_a_hole_whose_own_coin_fell_is_that_coin_not_one_lost_nearby() {
-    use crate::model::Pose;
-    use crate::record::StartState;
     for fps in RATES {
-        let table = Table::rectangle(1000.0, 700.0);
-        let cfg = TrackerConfig::new(fps, 2, table, &Items::default_set()).unwrap();
         let (hole0, hole1) = (Point::new(300.0, 300.0), Point::new(355.0, 300.0));
-        let start = StartState {
-            poses: [
+        let (_, mut tracker) = started(
+            fps,
+            2,
+            &[
                 (ItemId::fish(0), Pose::fish(hole0.x, hole0.y, 1.5)),
                 (ItemId::coin(0), Pose::coin(330.0, 380.0)),
                 (ItemId::fish(1), Pose::fish(hole1.x, hole1.y, 1.5)),
                 (ItemId::coin(1), Pose::coin(500.0, 690.0)),
-            ]
-            .into(),
-            ..StartState::default()
-        };
-        let mut tracker = Tracker::with_start(cfg, &start);
+            ],
+        );
         let mut last = None;
         let put_back = 1.5;
         for (f, t) in frames(fps, 2.5) {
@@ -1056,22 +1058,17 @@ fn a_coin_knocked_off_in_its_tag_keeps_its_fall_from_a_coin_riding_nearby() {
 /// strike it (seed 777's sweep-027: the jump was cut as a shot of its own).
 #[test]
 fn a_tag_put_back_beside_a_missed_tag_is_the_tag_put_back() {
-    use crate::model::Pose;
-    use crate::record::StartState;
     let up = std::f64::consts::FRAC_PI_2;
     for fps in RATES {
-        let table = Table::rectangle(1000.0, 700.0);
-        let cfg = TrackerConfig::new(fps, 2, table, &Items::default_set()).unwrap();
         let (rest0, back1) = (Point::new(682.0, 16.0), Point::new(740.0, 16.0));
-        let start = StartState {
-            poses: [
+        let (_, mut tracker) = started(
+            fps,
+            2,
+            &[
                 (ItemId::fish(0), Pose::fish(rest0.x, rest0.y, up)),
                 (ItemId::fish(1), Pose::fish(500.0, 600.0, up)),
-            ]
-            .into(),
-            ..StartState::default()
-        };
-        let mut tracker = Tracker::with_start(cfg, &start);
+            ],
+        );
         let put_back = 1.5;
         let mut jumped = None;
         let mut last = None;
@@ -1111,23 +1108,18 @@ fn a_tag_put_back_beside_a_missed_tag_is_the_tag_put_back() {
 /// mover was the coin).
 #[test]
 fn a_coin_put_back_far_from_where_it_was_last_seen_makes_no_shot() {
-    use crate::model::Pose;
-    use crate::record::StartState;
     let up = std::f64::consts::FRAC_PI_2;
     for fps in RATES {
-        let table = Table::rectangle(1000.0, 700.0);
-        let cfg = TrackerConfig::new(fps, 1, table, &Items::default_set()).unwrap();
         let (loose, hole) = (Point::new(200.0, 300.0), Point::new(800.0, 300.0));
-        let start = StartState {
-            poses: [
+        let (cfg, mut tracker) = started(
+            fps,
+            1,
+            &[
                 (ItemId::fish(0), Pose::fish(hole.x, hole.y, up)),
                 (ItemId::coin(0), Pose::coin(loose.x, loose.y)),
-            ]
-            .into(),
-            ..StartState::default()
-        };
+            ],
+        );
         let mut cutter = ShotCutter::new(ShotConfig::from_tracker(&cfg));
-        let mut tracker = Tracker::with_start(cfg, &start);
         let mut shots = vec![];
         for (f, t) in frames(fps, 2.5) {
             let coins = match t {
