@@ -1525,9 +1525,14 @@ impl Tracker {
         else {
             return true;
         };
+        // A hole that has not gone farther than that from where the coin lay has
+        // carried it nowhere: such a coin leaves only when struck, and goes where the
+        // blow sends it (the gate's business).
         let gone = now - start;
-        let ahead = gone.norm() <= slack || (q - start).dot(&gone) / gone.norm() >= -slack;
-        ahead
+        if gone.norm() <= slack {
+            return true;
+        }
+        (q - start).dot(&gone) / gone.norm() >= -slack
             && t.ride_path.iter().any(|&(f, p, v)| {
                 let run = v * (frame.saturating_sub(f) as f64 / c.fps);
                 let along = if run.norm() > 0.0 {
