@@ -1047,10 +1047,16 @@ impl Tracker {
         }
     }
 
+    /// The fish track in whose hole coin `t` rides (`Track::rides`), if any.
+    fn carrier(&self, t: &Track) -> Option<&Track> {
+        let id = t.rides?;
+        self.tracks.iter().find(|f| f.id == id)
+    }
+
     /// The fish an unseen coin rides in, if that fish is still tracked: its pose
     /// and velocity, or where and when it left the table.
     fn riding(&self, t: &Track) -> Option<Result<(Point, Vector), RemovalReason>> {
-        let f = self.tracks.iter().find(|f| Some(f.id) == t.rides)?;
+        let f = self.carrier(t)?;
         match f.state {
             TrackState::Tracked | TrackState::Lost { .. } => Some(Ok((f.pos, f.vel))),
             TrackState::Removed(r @ RemovalReason::OffTable { .. }) => Some(Err(r)),
@@ -1064,11 +1070,7 @@ impl Tracker {
     /// sighted in the hole.
     fn hole_seen_empty(&self, i: usize, dets: &FrameDetections) -> bool {
         let c = &self.cfg;
-        let Some(f) = self
-            .tracks
-            .iter()
-            .find(|f| Some(f.id) == self.tracks[i].rides)
-        else {
+        let Some(f) = self.carrier(&self.tracks[i]) else {
             return false;
         };
         f.seen_now
@@ -1317,7 +1319,7 @@ impl Tracker {
         if t.kind != ItemKind::Coin || !under_hand {
             return false;
         }
-        let Some(f) = self.tracks.iter().find(|f| Some(f.id) == t.rides) else {
+        let Some(f) = self.carrier(t) else {
             return false;
         };
         let Some(seen) = f.det.and_then(|j| dets.fish.get(j)) else {
@@ -1513,11 +1515,7 @@ impl Tracker {
     fn thrown_could_reach(&self, t: &Track, q: Point, frame: FrameIdx) -> bool {
         let c = &self.cfg;
         // Only a hole seen now is known to be where it is read.
-        let carrier_seen = self
-            .tracks
-            .iter()
-            .any(|f| Some(f.id) == t.rides && f.det.is_some());
-        if !carrier_seen {
+        if self.carrier(t).is_none_or(|f| f.det.is_none()) {
             return true;
         }
         let slack = c.gate_base_mm + c.hole_reach() + c.footprint.centroid().coords.norm();
@@ -1593,7 +1591,7 @@ impl Tracker {
         if t.kind != ItemKind::Coin {
             return None;
         }
-        let f = self.tracks.iter().find(|f| Some(f.id) == t.rides)?;
+        let f = self.carrier(t)?;
         let seen = dets.fish.get(f.det?)?;
         Some((seen.pt_in_table, f.pred[0].1))
     }
@@ -1802,10 +1800,7 @@ impl Tracker {
                 Some(Ok((p, v))) => {
                     let occluded = dets.occluded(p, cfg.occluder_margin_mm);
                     let empty = self.hole_seen_empty(i, dets);
-                    let carrier_seen = self
-                        .tracks
-                        .iter()
-                        .any(|f| Some(f.id) == self.tracks[i].rides && f.seen_now);
+                    let carrier_seen = self.carrier(&self.tracks[i]).is_some_and(|f| f.seen_now);
                     let t = &mut self.tracks[i];
                     if carrier_seen && cfg.table.signed_distance(p) < -cfg.hole_reach() {
                         // Its hole is seen so far beyond the edge that a coin in it
@@ -1891,13 +1886,10 @@ impl Tracker {
                         exit,
                         evidence: ExitEvidence::Extrapolated,
                     };
+                    let t = &self.tracks[i];
                     let (pos, fall_vel) = self
-                        .tracks
-                        .iter()
-                        .find(|f| Some(f.id) == self.tracks[i].rides)
-                        .map_or((self.tracks[i].pos, self.tracks[i].vel), |f| {
-                            (f.pos, f.fall_vel)
-                        });
+                        .carrier(t)
+                        .map_or((t.pos, t.vel), |f| (f.pos, f.fall_vel));
                     let t = &mut self.tracks[i];
                     t.hidden_by = None;
                     t.rides = None;
