@@ -745,10 +745,23 @@ pub(crate) fn judge(
             .and_then(|s| s.iter().rev().find_map(|(_, t)| t.item))
     };
 
+    // An item the previous shot left off the table (judged lost, though unseen
+    // then) and not seen on the table since sets nothing off: its fall, seen after
+    // that rest, is the previous shot's loss seen late (seed 777's sweep-020: a coin
+    // that slid off unseen was seen dropping beyond the edge two frames after the
+    // rest, and made the next shot its own, a move too many).
+    let left_off_before = |id: &TrackId| {
+        prev.is_some_and(|p| {
+            item_of(*id).is_some_and(|item| !p.end.contains_key(&item))
+                && !all[id].iter().any(|(_, t)| t.seen && t.state.on_table())
+        })
+    };
+
     // Flick: the earliest start among all tracks; first mover: that track (fish win ties).
     let mut rest_pose: BTreeMap<TrackId, Pose> = BTreeMap::new();
     let found: Vec<(Start, bool, TrackId)> = all
         .iter()
+        .filter(|(id, _)| !left_off_before(id))
         .filter_map(|(id, s)| {
             let st = start_frame(cfg, history, s, trigger)?;
             rest_pose.insert(*id, st.pose);

@@ -1137,3 +1137,76 @@ fn a_coin_put_back_far_from_where_it_was_last_seen_makes_no_shot() {
         assert!(shots.is_empty(), "{fps} fps: {shots:#?}");
     }
 }
+
+/// Player 0's tag is flicked toward the near edge and stops short; a loose coin it
+/// sent off slides on unseen and is seen dropping beyond the edge two frames after
+/// everything on the table lay still. A second flick follows. The coin's fall is
+/// the first shot's loss, seen late: the second shot is player 0's flick, and loses
+/// nothing (seed 777's sweep-020: the fall made the next shot the coin's own, a
+/// move too many, and its loss was counted twice).
+#[test]
+fn a_fall_seen_just_after_the_rest_is_that_shots_loss_not_the_next_shots_start() {
+    let up = std::f64::consts::FRAC_PI_2;
+    for fps in RATES {
+        let tag = |t: f64| {
+            let first = advance(
+                Point::new(500.0, 300.0),
+                Vector::new(0.0, -775.0),
+                (t - 0.3).clamp(0.0, 1.0),
+                2000.0,
+            )
+            .0;
+            advance(first, Vector::new(600.0, 0.0), (t - 2.0).max(0.0), 2000.0).0
+        };
+        let coin = |t: f64| Point::new(300.0, 60.0 - 400.0 * (t - 0.35).max(0.0));
+        let rest = 0.3 + 775.0 / 2000.0;
+        let dets: Vec<FrameDetections> = frames(fps, 3.5)
+            .map(|(f, t)| {
+                let fish = [(0, tag(t), up), (1, Point::new(200.0, 500.0), up)];
+                let mut coins = vec![];
+                let p = coin(t);
+                if t < 0.4 || (p.y < -5.0 && t > rest + 1.5 / fps && t < rest + 3.5 / fps) {
+                    coins.push(Point::new(
+                        p.x,
+                        if t < 0.4 {
+                            p.y
+                        } else {
+                            -10.0 - 15.0 * (t - rest) * fps
+                        },
+                    ));
+                }
+                frame_of(f, 2, &fish, &coins)
+            })
+            .collect();
+        let poses = [
+            (ItemId::fish(0), Pose::fish(500.0, 300.0, up)),
+            (ItemId::fish(1), Pose::fish(200.0, 500.0, up)),
+            (ItemId::coin(1), Pose::coin(300.0, 60.0)),
+        ];
+        let (cfg, mut tracker) = started(fps, 2, &poses);
+        let mut cutter = ShotCutter::with_start(
+            ShotConfig::from_tracker(&cfg),
+            &poses.iter().copied().collect(),
+        );
+        let mut shots: Vec<Shot> = dets
+            .iter()
+            .filter_map(|d| cutter.push(tracker.update(d.frame, d)))
+            .collect();
+        shots.extend(cutter.finish());
+        let moved: Vec<_> = shots
+            .iter()
+            .map(|s| {
+                (
+                    s.first_moved,
+                    s.lost.iter().map(|l| l.item).collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        assert!(
+            shots.len() == 2
+                && shots[1].first_moved == Some(ItemId::fish(0))
+                && shots[1].lost.is_empty(),
+            "{fps} fps: shots (first moved, lost): {moved:?}"
+        );
+    }
+}
