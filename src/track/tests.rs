@@ -1210,3 +1210,118 @@ fn a_fall_seen_just_after_the_rest_is_that_shots_loss_not_the_next_shots_start()
         );
     }
 }
+
+/// Player 0's tag, its coin riding unseen, is flicked along the near edge past
+/// player 2's tag, which lies at rest with its coin in its hole; between two looks it
+/// turns over the edge, and it is next seen falling beyond it, its coin's fall seen
+/// beside it, off every run its hole was seen on. That fall is the riding coin's:
+/// a tag seen falling takes its coin with it. The coin at rest in its hole, 70 mm
+/// away, does not take it, nor does the riding coin take the resting one's sighting.
+/// The detections are those of seed 777's sweep-037, frames 488 to 503, where that
+/// swap happened.
+#[test]
+fn a_tag_seen_falling_takes_its_riding_coin_not_a_coin_at_rest_nearby() {
+    let fps = 30.0;
+    let up = std::f64::consts::FRAC_PI_2;
+    let tag1 = (1, Point::new(673.0, 16.0), up);
+    // (frame, player 0's tag, player 2's tag, coins)
+    type Seen = (
+        Option<(f64, f64, f64)>,
+        (f64, f64, f64),
+        &'static [(f64, f64)],
+    );
+    let rows: [Seen; 16] = [
+        (
+            Some((388.0, 16.0, 1.55)),
+            (526.0, 52.0, 0.43),
+            &[(388.0, 17.0), (527.0, 53.0)],
+        ),
+        (
+            Some((388.0, 16.0, 1.58)),
+            (526.0, 52.0, 0.43),
+            &[(388.0, 17.0), (527.0, 53.0)],
+        ),
+        (
+            Some((388.0, 15.0, 1.58)),
+            (526.0, 52.0, 0.43),
+            &[(388.0, 17.0), (527.0, 53.0)],
+        ),
+        (
+            Some((388.0, 17.0, 1.58)),
+            (526.0, 52.0, 0.43),
+            &[(388.0, 17.0), (527.0, 53.0)],
+        ),
+        (
+            Some((388.0, 17.0, 1.57)),
+            (526.0, 52.0, 0.43),
+            &[(527.0, 53.0)],
+        ),
+        (
+            Some((388.0, 16.0, 1.58)),
+            (526.0, 52.0, 0.43),
+            &[(527.0, 53.0)],
+        ),
+        (
+            Some((388.0, 16.0, 1.58)),
+            (526.0, 52.0, 0.43),
+            &[(527.0, 53.0)],
+        ),
+        (
+            Some((388.0, 16.0, 1.55)),
+            (526.0, 52.0, 0.43),
+            &[(527.0, 53.0)],
+        ),
+        (
+            Some((414.0, 30.0, 0.14)),
+            (526.0, 52.0, 0.43),
+            &[(526.0, 53.0)],
+        ),
+        (Some((484.0, 38.0, -1.57)), (526.0, 52.0, 0.43), &[]),
+        (None, (526.0, 54.0, 0.59), &[(527.0, 55.0)]),
+        (
+            Some((488.0, -45.0, 1.07)),
+            (527.0, 53.0, 0.81),
+            &[(527.0, 54.0), (500.0, -11.0)],
+        ),
+        (None, (528.0, 53.0, 0.95), &[(527.0, 54.0), (496.0, -29.0)]),
+        (None, (528.0, 53.0, 0.97), &[(528.0, 54.0)]),
+        (None, (528.0, 53.0, 0.97), &[(527.0, 54.0)]),
+        (None, (528.0, 53.0, 0.96), &[(527.0, 54.0)]),
+    ];
+    let dets: Vec<FrameDetections> = (0..60)
+        .map(|f: FrameIdx| {
+            let (tag0, tag2, coins) = rows[(f as usize).min(rows.len() - 1)];
+            let mut fish = vec![tag1, (2, Point::new(tag2.0, tag2.1), tag2.2)];
+            fish.extend(tag0.map(|(x, y, a)| (0, Point::new(x, y), a)));
+            let mut coins: Vec<Point> = coins.iter().map(|&(x, y)| Point::new(x, y)).collect();
+            coins.push(Point::new(674.0, 16.0));
+            frame_of(f, 3, &fish, &coins)
+        })
+        .collect();
+    let poses = [
+        (ItemId::fish(0), Pose::fish(388.2, 16.0, up)),
+        (ItemId::coin(0), Pose::coin(388.2, 16.0)),
+        (ItemId::fish(1), Pose::fish(673.6, 16.0, up)),
+        (ItemId::coin(1), Pose::coin(673.6, 16.0)),
+        (ItemId::fish(2), Pose::fish(525.7, 51.8, 0.45)),
+        (ItemId::coin(2), Pose::coin(526.8, 53.9)),
+    ];
+    let (cfg, mut tracker) = started(fps, 3, &poses);
+    let mut cutter = ShotCutter::with_start(
+        ShotConfig::from_tracker(&cfg),
+        &poses.iter().copied().collect(),
+    );
+    let mut shots: Vec<Shot> = dets
+        .iter()
+        .filter_map(|d| cutter.push(tracker.update(d.frame, d)))
+        .collect();
+    shots.extend(cutter.finish());
+    let lost: Vec<ItemId> = shots
+        .iter()
+        .flat_map(|s| s.lost.iter().map(|l| l.item))
+        .collect();
+    assert!(
+        lost.contains(&ItemId::coin(0)) && !lost.contains(&ItemId::coin(2)),
+        "lost {lost:?}"
+    );
+}

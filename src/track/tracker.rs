@@ -1469,7 +1469,7 @@ impl Tracker {
                 }
                 if kind == ItemKind::Coin
                     && t.was_carried
-                    && !self.thrown_could_reach(t, dets.coins[j].pt_in_table, frame)
+                    && !self.thrown_could_reach(t, dets.coins[j].pt_in_table, frame, dets)
                 {
                     continue;
                 }
@@ -1512,10 +1512,31 @@ impl Tracker {
     /// Only where the fish was seen: one unseen is extrapolated, and a coin thrown
     /// from a tag struck unseen went where nothing measured says (the foreign
     /// f11: a tag lost for eleven frames in a collision).
-    fn thrown_could_reach(&self, t: &Track, q: Point, frame: FrameIdx) -> bool {
+    fn thrown_could_reach(
+        &self,
+        t: &Track,
+        q: Point,
+        frame: FrameIdx,
+        dets: &FrameDetections,
+    ) -> bool {
         let c = &self.cfg;
         // Only a hole seen now is known to be where it is read.
-        if self.carrier(t).is_none_or(|f| f.det.is_none()) {
+        let Some(seen) = self
+            .carrier(t)
+            .and_then(|f| f.det)
+            .and_then(|j| dets.fish.get(j))
+        else {
+            return true;
+        };
+        // A tag seen falling beyond the edge takes its coin down with it, wherever
+        // its hole went while unseen: the coin's fall is seen where it is (seed 777's
+        // sweep-037: a tag turned over the edge between two looks, and the fall of
+        // its coin, off every run of its hole, went to a coin at rest 70 mm away).
+        let com = c.centre_of_mass(
+            ItemKind::Fish,
+            &Pose::fish(seen.pt_in_table.x, seen.pt_in_table.y, seen.theta),
+        );
+        if c.table.signed_distance(com) < -c.off_table_margin_mm {
             return true;
         }
         let slack = c.gate_base_mm + c.hole_reach() + c.footprint.centroid().coords.norm();
