@@ -338,6 +338,14 @@ impl Detector {
             .iter()
             .map(|f| self.footprint.placed(&f.pose))
             .collect();
+        let lying: Vec<bool> = fish
+            .iter()
+            .map(|f| {
+                let com = f.pose.point()
+                    + nalgebra::Rotation2::new(f.pose.angle()) * self.footprint.centroid().coords;
+                self.table.contains(com)
+            })
+            .collect();
         let near_mm = 1.5f64.max(1.5 * g.mm_per_px);
         // Each outline segment with its box grown by `near_mm` (and a hair for
         // rounding): a point outside the box is farther than that from the segment.
@@ -467,10 +475,16 @@ impl Detector {
                 })
             {
                 // A coin cannot lie across a tag in the plane: such a circle is a rim.
+                // A tag whose centre of mass is beyond the edge lies in no plane: it
+                // falls, or hangs down the table's side, and a coin left on the table
+                // over it is seen (seed 777's sweep-019: a tag hanging down the near
+                // edge hid the coin that slid out of its hole for 45 frames, and that
+                // coin was taken as gone over the edge with its tag).
                 let disc = crate::geometry::Disc::new(c.pt_in_table, self.coin_radius);
                 let covered = placed
                     .iter()
-                    .any(|f| crate::geometry::fish_disc_overlap(f, &disc, -1.5));
+                    .zip(&lying)
+                    .any(|(f, &lying)| lying && crate::geometry::fish_disc_overlap(f, &disc, -1.5));
                 let (hu, hv) = g.px_from_table(c.pt_in_table);
                 let under_hand = hidden_at(hu, hv)
                     || occluders
