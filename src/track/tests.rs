@@ -1224,7 +1224,8 @@ fn a_tag_seen_falling_takes_its_riding_coin_not_a_coin_at_rest_nearby() {
     let fps = 30.0;
     let up = std::f64::consts::FRAC_PI_2;
     let tag1 = (1, Point::new(673.0, 16.0), up);
-    // (frame, player 0's tag, player 2's tag, coins)
+    // Frame by frame: player 0's tag (unseen: None), player 2's tag, and the coins seen
+    // but the one in player 1's hole, which is seen throughout.
     type Seen = (
         Option<(f64, f64, f64)>,
         (f64, f64, f64),
