@@ -111,6 +111,27 @@ fn started(fps: f64, players: usize, poses: &[(ItemId, Pose)]) -> (TrackerConfig
     (cfg.clone(), Tracker::with_start(cfg, &start))
 }
 
+/// Tracker and shot cutter over the stream of a clip that starts from `poses` (as
+/// `analyse --start` runs them): the shots.
+fn shots_started(
+    fps: f64,
+    players: usize,
+    poses: &[(ItemId, Pose)],
+    dets: &[FrameDetections],
+) -> Vec<Shot> {
+    let (cfg, mut tracker) = started(fps, players, poses);
+    let mut cutter = ShotCutter::with_start(
+        ShotConfig::from_tracker(&cfg),
+        &poses.iter().copied().collect(),
+    );
+    let mut out: Vec<Shot> = dets
+        .iter()
+        .filter_map(|d| cutter.push(tracker.update(d.frame, d)))
+        .collect();
+    out.extend(cutter.finish());
+    out
+}
+
 /// Where the coin of shot 0 left the table, if it did.
 fn coin_exit(shots: &[Shot]) -> Option<Point> {
     shots
@@ -1183,16 +1204,7 @@ fn a_fall_seen_just_after_the_rest_is_that_shots_loss_not_the_next_shots_start()
             (ItemId::fish(1), Pose::fish(200.0, 500.0, up)),
             (ItemId::coin(1), Pose::coin(300.0, 60.0)),
         ];
-        let (cfg, mut tracker) = started(fps, 2, &poses);
-        let mut cutter = ShotCutter::with_start(
-            ShotConfig::from_tracker(&cfg),
-            &poses.iter().copied().collect(),
-        );
-        let mut shots: Vec<Shot> = dets
-            .iter()
-            .filter_map(|d| cutter.push(tracker.update(d.frame, d)))
-            .collect();
-        shots.extend(cutter.finish());
+        let shots = shots_started(fps, 2, &poses, &dets);
         let moved: Vec<_> = shots
             .iter()
             .map(|s| {
@@ -1307,16 +1319,7 @@ fn a_tag_seen_falling_takes_its_riding_coin_not_a_coin_at_rest_nearby() {
         (ItemId::fish(2), Pose::fish(525.7, 51.8, 0.45)),
         (ItemId::coin(2), Pose::coin(526.8, 53.9)),
     ];
-    let (cfg, mut tracker) = started(fps, 3, &poses);
-    let mut cutter = ShotCutter::with_start(
-        ShotConfig::from_tracker(&cfg),
-        &poses.iter().copied().collect(),
-    );
-    let mut shots: Vec<Shot> = dets
-        .iter()
-        .filter_map(|d| cutter.push(tracker.update(d.frame, d)))
-        .collect();
-    shots.extend(cutter.finish());
+    let shots = shots_started(fps, 3, &poses, &dets);
     let lost: Vec<ItemId> = shots
         .iter()
         .flat_map(|s| s.lost.iter().map(|l| l.item))
