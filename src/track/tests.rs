@@ -81,16 +81,30 @@ fn shots_at_opening(fps: f64, players: usize, dets: &[FrameDetections]) -> Vec<S
     run(fps, players, dets, Tracker::at_opening)
 }
 
+/// The tracker's config at `fps` for `players` on the 1000 × 700 table, default items.
+fn table_config(fps: f64, players: usize) -> TrackerConfig {
+    TrackerConfig::new(
+        fps,
+        players,
+        Table::rectangle(1000.0, 700.0),
+        &Items::default_set(),
+    )
+    .unwrap()
+}
+
 fn run(
     fps: f64,
     players: usize,
     dets: &[FrameDetections],
     tracker: fn(TrackerConfig) -> Tracker,
 ) -> Vec<Shot> {
-    let table = Table::rectangle(1000.0, 700.0);
-    let cfg = TrackerConfig::new(fps, players, table, &Items::default_set()).unwrap();
-    let mut cutter = ShotCutter::new(ShotConfig::from_tracker(&cfg));
-    let mut tracker = tracker(cfg);
+    let cfg = table_config(fps, players);
+    let cutter = ShotCutter::new(ShotConfig::from_tracker(&cfg));
+    cut(cutter, tracker(cfg), dets)
+}
+
+/// Every shot `cutter` cuts from what `tracker` makes of the stream.
+fn cut(mut cutter: ShotCutter, mut tracker: Tracker, dets: &[FrameDetections]) -> Vec<Shot> {
     let mut out: Vec<Shot> = dets
         .iter()
         .filter_map(|d| cutter.push(tracker.update(d.frame, d)))
@@ -102,8 +116,7 @@ fn run(
 /// A tracker at `fps` for `players` on the 1000 × 700 table, started from `poses`
 /// (a clip that does not open a match), and its config.
 fn started(fps: f64, players: usize, poses: &[(ItemId, Pose)]) -> (TrackerConfig, Tracker) {
-    let table = Table::rectangle(1000.0, 700.0);
-    let cfg = TrackerConfig::new(fps, players, table, &Items::default_set()).unwrap();
+    let cfg = table_config(fps, players);
     let start = StartState {
         poses: poses.iter().copied().collect(),
         ..StartState::default()
@@ -119,17 +132,12 @@ fn shots_started(
     poses: &[(ItemId, Pose)],
     dets: &[FrameDetections],
 ) -> Vec<Shot> {
-    let (cfg, mut tracker) = started(fps, players, poses);
-    let mut cutter = ShotCutter::with_start(
+    let (cfg, tracker) = started(fps, players, poses);
+    let cutter = ShotCutter::with_start(
         ShotConfig::from_tracker(&cfg),
         &poses.iter().copied().collect(),
     );
-    let mut out: Vec<Shot> = dets
-        .iter()
-        .filter_map(|d| cutter.push(tracker.update(d.frame, d)))
-        .collect();
-    out.extend(cutter.finish());
-    out
+    cut(cutter, tracker, dets)
 }
 
 /// Where the coin of shot 0 left the table, if it did.
@@ -462,8 +470,7 @@ fn a_coin_never_seen_in_its_hole_at_a_matchs_opening_leaves_with_its_fish() {
 fn a_coin_unseen_in_a_hole_that_has_not_moved_takes_no_sighting_from_afar() {
     for fps in RATES {
         let (hole0, hole1) = (Point::new(300.0, 400.0), Point::new(500.0, 300.0));
-        let table = Table::rectangle(1000.0, 700.0);
-        let cfg = TrackerConfig::new(fps, 2, table, &Items::default_set()).unwrap();
+        let cfg = table_config(fps, 2);
         let mut tracker = Tracker::at_opening(cfg);
         let elsewhere = Point::new(750.0, 300.0);
         let mut last = None;
@@ -515,8 +522,7 @@ fn a_coin_in_a_still_hole_under_a_hand_takes_no_sighting_beyond_the_edge() {
                 d
             })
             .collect();
-        let table = Table::rectangle(1000.0, 700.0);
-        let cfg = TrackerConfig::new(fps, 1, table, &Items::default_set()).unwrap();
+        let cfg = table_config(fps, 1);
         let mut tracker = Tracker::new(cfg);
         let mut last = None;
         for d in &dets {
@@ -553,13 +559,7 @@ fn the_coin_seen_in_a_hole_just_stopped_is_the_one_it_carried() {
         let k = (1.5 * fps) as FrameIdx;
         let flyer = |t: f64| Point::new(stop.x, stop.y - 300.0 * (1.5 - t));
         let flyer_start = flyer(0.8);
-        let mut table_cfg = TrackerConfig::new(
-            fps,
-            2,
-            Table::rectangle(1000.0, 700.0),
-            &Items::default_set(),
-        )
-        .unwrap();
+        let mut table_cfg = table_config(fps, 2);
         // Without friction the flyer's prediction runs straight over the stop.
         table_cfg.friction_decel_mm_s2 = 0.0;
         let start = StartState {
@@ -612,8 +612,7 @@ fn a_coin_seen_where_it_lay_as_its_fish_fell_is_that_coin() {
         let k = (1.0 * fps) as FrameIdx;
         // fish:1 runs by at 700 mm/s, its coin unseen in its hole from 0.8 s.
         let runner = |t: f64| Point::new(330.0 + 700.0 * (t - 0.8).max(0.0), 150.0);
-        let table = Table::rectangle(1000.0, 700.0);
-        let cfg = TrackerConfig::new(fps, 2, table, &Items::default_set()).unwrap();
+        let cfg = table_config(fps, 2);
         let mut tracker = Tracker::at_opening(cfg);
         let mut last = None;
         for (f, t) in frames(fps, 1.5) {
@@ -671,8 +670,7 @@ fn two_coins_crossed_in_a_collision_are_named_back_by_the_hole_one_is_seen_in() 
         // coin:1 thrown from the contact toward the far edge, past fish:0.
         let flyer =
             |t: f64| Point::new(290.0, 300.0) + Vector::new(-1500.0, 2400.0) * (t - contact);
-        let table = Table::rectangle(1000.0, 700.0);
-        let cfg = TrackerConfig::new(fps, 2, table, &Items::default_set()).unwrap();
+        let cfg = table_config(fps, 2);
         let start = StartState {
             poses: [
                 (ItemId::fish(0), Pose::fish(250.0, 300.0, 1.5)),
@@ -781,8 +779,7 @@ fn a_coin_put_back_into_a_hole_whose_own_coin_fell_is_that_coin_not_a_resting_ne
 fn coins_struck_together_unseen_are_named_together_when_seen_again() {
     use crate::model::Pose;
     use crate::record::StartState;
-    let table = Table::rectangle(1000.0, 700.0);
-    let cfg = TrackerConfig::new(30.0, 3, table, &Items::default_set()).unwrap();
+    let cfg = table_config(30.0, 3);
     let lying = [
         Point::new(391.0, 524.0),
         Point::new(401.0, 536.0),
@@ -907,13 +904,7 @@ fn a_tag_gone_off_the_table_is_not_put_back_by_scenery_of_its_colour() {
                 lost.exit
             );
             // Whether the tracker ever took the tag for put back on the table.
-            let cfg = TrackerConfig::new(
-                fps,
-                1,
-                Table::rectangle(1000.0, 700.0),
-                &Items::default_set(),
-            )
-            .unwrap();
+            let cfg = table_config(fps, 1);
             let mut tracker = Tracker::new(cfg);
             let revived = dets.iter().any(|d| {
                 tracker.update(d.frame, d).events.iter().any(
@@ -1056,13 +1047,7 @@ fn a_coin_knocked_off_in_its_tag_keeps_its_fall_from_a_coin_riding_nearby() {
             "{fps} fps: lost {lost:?}"
         );
         // The fallen coin followed its own fall beyond the edge.
-        let cfg = TrackerConfig::new(
-            fps,
-            2,
-            Table::rectangle(1000.0, 700.0),
-            &Items::default_set(),
-        )
-        .unwrap();
+        let cfg = table_config(fps, 2);
         let mut tracker = Tracker::new(cfg);
         let last = dets.iter().map(|d| tracker.update(d.frame, d)).last();
         let fallen = last.as_ref().and_then(|l| l.get(ItemId::coin(1)));
@@ -1132,7 +1117,7 @@ fn a_coin_put_back_far_from_where_it_was_last_seen_makes_no_shot() {
     let up = std::f64::consts::FRAC_PI_2;
     for fps in RATES {
         let (loose, hole) = (Point::new(200.0, 300.0), Point::new(800.0, 300.0));
-        let (cfg, mut tracker) = started(
+        let (cfg, tracker) = started(
             fps,
             1,
             &[
@@ -1140,21 +1125,25 @@ fn a_coin_put_back_far_from_where_it_was_last_seen_makes_no_shot() {
                 (ItemId::coin(0), Pose::coin(loose.x, loose.y)),
             ],
         );
-        let mut cutter = ShotCutter::new(ShotConfig::from_tracker(&cfg));
-        let mut shots = vec![];
-        for (f, t) in frames(fps, 2.5) {
-            let coins = match t {
-                t if t < 1.0 => vec![loose],
-                t if t < 1.1 => vec![],
-                _ => vec![hole],
-            };
-            let mut d = frame(f, Some((hole, up)), &coins);
-            for c in &mut d.coins {
-                c.in_hole_of = ((c.pt_in_table - hole).norm() < 3.0).then_some(0);
-            }
-            shots.extend(cutter.push(tracker.update(f, &d)));
-        }
-        shots.extend(cutter.finish());
+        let dets: Vec<FrameDetections> = frames(fps, 2.5)
+            .map(|(f, t)| {
+                let coins = match t {
+                    t if t < 1.0 => vec![loose],
+                    t if t < 1.1 => vec![],
+                    _ => vec![hole],
+                };
+                let mut d = frame(f, Some((hole, up)), &coins);
+                for c in &mut d.coins {
+                    c.in_hole_of = ((c.pt_in_table - hole).norm() < 3.0).then_some(0);
+                }
+                d
+            })
+            .collect();
+        let shots = cut(
+            ShotCutter::new(ShotConfig::from_tracker(&cfg)),
+            tracker,
+            &dets,
+        );
         assert!(shots.is_empty(), "{fps} fps: {shots:#?}");
     }
 }
