@@ -340,11 +340,7 @@ impl Detector {
             .collect();
         let lying: Vec<bool> = fish
             .iter()
-            .map(|f| {
-                let com = f.pose.point()
-                    + nalgebra::Rotation2::new(f.pose.angle()) * self.footprint.centroid().coords;
-                self.table.contains(com)
-            })
+            .map(|f| self.table.contains(self.footprint.centre_of_mass(&f.pose)))
             .collect();
         let near_mm = 1.5f64.max(1.5 * g.mm_per_px);
         // Each outline segment with its box grown by `near_mm` (and a hair for

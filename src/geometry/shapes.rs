@@ -91,6 +91,11 @@ impl FishFootprint {
         Point::from(outline_centroid * outline_area / (outline_area - hole_area))
     }
 
+    /// Where the tag's centre of mass lies at `pose`, in the table frame.
+    pub fn centre_of_mass(&self, pose: &Pose) -> Point {
+        pose.point() + Rotation2::new(pose.angle()) * self.centroid().coords
+    }
+
     /// Checks that the outline is simple and holds the hole with material around it.
     pub fn validate(&self) -> Result<(), String> {
         let n = self.outline.len();

@@ -22,7 +22,7 @@ use crate::geometry::table::closest_on_segment;
 use crate::geometry::{FishFootprint, Point, Table, Vector};
 use crate::model::{FrameIdx, ItemId, ItemKind, PlayerIdx, Pose};
 use crate::record::StartState;
-use nalgebra::{DMatrix, Rotation2};
+use nalgebra::DMatrix;
 
 /// Why a tracker cannot be configured.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -196,9 +196,7 @@ impl TrackerConfig {
     pub fn centre_of_mass(&self, kind: ItemKind, pose: &Pose) -> Point {
         match kind {
             ItemKind::Coin => pose.point(),
-            ItemKind::Fish => {
-                pose.point() + Rotation2::new(pose.angle()) * self.footprint.centroid().coords
-            }
+            ItemKind::Fish => self.footprint.centre_of_mass(pose),
         }
     }
 }
