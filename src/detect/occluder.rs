@@ -6,7 +6,7 @@
 use super::background::Comparison;
 use super::fish::GOOD_FIT;
 use super::look::dist2;
-use super::raster::{label_blobs, Blob};
+use super::raster::{self, label_blobs, Blob};
 use super::{Detector, FishSighting, TopGrid, TopView};
 use crate::geometry::shapes::{boundary_distance, point_in_polygon};
 use crate::geometry::{PlacedFish, Point};
@@ -162,10 +162,75 @@ impl Detector {
     /// The occluders the coverage shows: its regions too large for a coin (and, when
     /// only changed, for a tag), as discs, their pixels kept and marked hidden.
     fn occluders_from_coverage(&mut self, g: &TopGrid) -> Vec<(Point, f64)> {
+        // The table's edge band blends the top with what lies beyond it: along a felt
+        // table's edge over a light wooden floor, a strip as long as the table and odd
+        // in colour made "hands" two tags wide in every frame (seed 777's sweep-019: no
+        // coin was looked for within 60 mm of the far edge). Only a region found
+        // without the band takes the band's pixels beside it: a hand put over the edge
+        // crosses the band, and a tag by the edge is read with those pixels hidden, not
+        // as bare table where it should show (seed 531046's sweep-013: a tag put back
+        // there was read 50 mm inward).
+        let mut band: Vec<(usize, f32)> = Vec::new();
+        for (i, c) in self.coverage.iter_mut().enumerate() {
+            if *c > 0.0 && self.edge_band.get(i).copied().unwrap_or(false) {
+                band.push((i, std::mem::take(c)));
+            }
+        }
+        let mut large = self.large_blobs(g);
+        if !band.is_empty() && !large.is_empty() {
+            let in_large: Vec<bool> = {
+                let labels: Vec<u32> = large.iter().map(|b| b.label).collect();
+                self.labels.iter().map(|l| labels.contains(l)).collect()
+            };
+            let reach = (self.coin_radius.max(1.5) / g.mm_per_px).ceil() as usize + 1;
+            let mut beside = Vec::new();
+            raster::grow_square(
+                &in_large,
+                g.width,
+                g.height,
+                reach,
+                &mut self.grow_scratch,
+                &mut beside,
+            );
+            let mut restored = false;
+            for &(i, c) in &band {
+                if beside[i] {
+                    self.coverage[i] = c;
+                    restored = true;
+                }
+            }
+            if restored {
+                large = self.large_blobs(g);
+            }
+        }
+        self.occluder_blobs.clear();
+        let mut out = Vec::new();
+        for b in large {
+            let center = g.table_from_px(b.cx, b.cy);
+            if self.table.signed_distance(center) < -self.footprint.reach() {
+                continue; // Wholly over the floor: nothing on the table is hidden.
+            }
+            let first_disc = out.len();
+            out.extend(self.occluder_discs(g, &b));
+            let pixels: Vec<usize> = (b.v0..=b.v1)
+                .flat_map(|v| (b.u0..=b.u1).map(move |u| v * g.width + u))
+                .filter(|&i| self.labels[i] == b.label)
+                .collect();
+            self.occluder_blobs.push(OccluderBlob {
+                pixels,
+                discs: first_disc..out.len(),
+            });
+        }
+        self.mark_hidden(g);
+        out
+    }
+
+    /// The coverage's regions too large for a coin (and, when only changed, for a
+    /// tag), labelled in `labels`.
+    fn large_blobs(&mut self, g: &TopGrid) -> Vec<Blob> {
         let blobs = label_blobs(&self.coverage, g.width, g.height, 0.5, &mut self.labels);
         let px_area = g.mm_per_px * g.mm_per_px;
         let coin_area = std::f64::consts::PI * self.coin_radius * self.coin_radius;
-        let mut out = Vec::new();
         let labels = &self.labels;
         let coverage = &self.coverage;
         // A region seen only as changed from the bare table must be larger than a
@@ -178,33 +243,14 @@ impl Detector {
                 .count()
         };
         let tag_area = self.template.area;
-        let large: Vec<&Blob> = blobs
-            .iter()
+        blobs
+            .into_iter()
             .filter(|b| b.count as f64 * px_area > 4.0 * coin_area)
             .filter(|b| {
                 b.count as f64 * px_area > tag_area
                     || odd_count(b) as f64 * px_area > 4.0 * coin_area
             })
-            .collect();
-        self.occluder_blobs.clear();
-        for b in large {
-            let center = g.table_from_px(b.cx, b.cy);
-            if self.table.signed_distance(center) < -self.footprint.reach() {
-                continue; // Wholly over the floor: nothing on the table is hidden.
-            }
-            let first_disc = out.len();
-            out.extend(self.occluder_discs(g, b));
-            let pixels: Vec<usize> = (b.v0..=b.v1)
-                .flat_map(|v| (b.u0..=b.u1).map(move |u| v * g.width + u))
-                .filter(|&i| self.labels[i] == b.label)
-                .collect();
-            self.occluder_blobs.push(OccluderBlob {
-                pixels,
-                discs: first_disc..out.len(),
-            });
-        }
-        self.mark_hidden(g);
-        out
+            .collect()
     }
 
     /// The occluders' pixels, each grown by two pixels, marked in `hidden`.
