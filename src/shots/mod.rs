@@ -37,7 +37,9 @@
 //!   friction model from where it reappeared, and its guess does not precede an
 //!   item seen to start unless it was seen moving first.
 //! - A shot rests when no item that is seen (or was seen within two frames) has its
-//!   fastest point moving faster than `still_speed_mm_s` for `still_s`; the rest
+//!   fastest point moving faster than `still_speed_mm_s` for `still_s`, and no item
+//!   gone unseen in flight on a path that stays on the table could still be sliding
+//!   (its speed over its last two sightings, under the friction model); the rest
 //!   frame is the first one from which the hole centres were still and no tail was
 //!   swung farther than the angle jitter from where it lies (the turning window
 //!   lags). If nothing that moved is seen at rest (nor left the table), the

@@ -793,3 +793,40 @@ fn a_spinning_tag_gone_unseen_went_over_the_edge_its_centre_of_mass_slid_to() {
         }
     }
 }
+
+/// A tag flicked hard and seen sliding, then blurred past recognition mid-table for
+/// over half a second while it slid on, seen again where it stops: one shot, resting
+/// after it is seen again, and nothing lost. Friction cannot have stopped it sooner
+/// than its speed when it vanished allows (seed 531046's sweep-037: a tag unseen for
+/// 11 frames at 650 mm/s; the rest was cut before it showed again and the tag judged
+/// fallen off the far edge).
+#[test]
+fn a_tag_gone_unseen_in_flight_holds_the_rest_until_friction_could_stop_it() {
+    for fps in [30.0, 60.0] {
+        let struck = fps as FrameIdx;
+        // 1200 mm/s under 1.5 m/s²: stops 0.8 s after the flick, 480 mm on.
+        let fast = move |f: FrameIdx| {
+            let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.8);
+            Pose::fish(250.0 + 1200.0 * t - 750.0 * t * t, 300.0, 0.3)
+        };
+        let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, fast);
+        let (from, to) = (
+            struck + (0.2 * fps) as FrameIdx,
+            struck + (0.75 * fps) as FrameIdx,
+        );
+        for tf in frames
+            .iter_mut()
+            .filter(|tf| (from..to).contains(&tf.frame))
+        {
+            let tag = &mut tf.items[0];
+            tag.seen = false;
+            tag.last_seen = Some(from - 1);
+            tag.state = TrackState::Lost { since: from };
+            tag.velocity_mm_s = Vector::zeros();
+        }
+        let shots = cut(fps, frames);
+        assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
+        assert!(shots[0].rest_frame >= to, "{fps} fps: {:?}", shots[0]);
+        assert!(shots[0].lost.is_empty(), "{fps} fps: {:?}", shots[0].lost);
+    }
+}
