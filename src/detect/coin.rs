@@ -65,13 +65,17 @@ impl Detector {
     /// the surface around (table or floor), is no player's colour, and — once the
     /// coin's look is known — is nearer to it than to that surface.
     pub(super) fn looks_like_coin(&self, g: &TopGrid, cu: f64, cv: f64, r_px: f64) -> Option<Look> {
+        self.judge_inside(g, cu, cv, 0.6 * r_px)
+    }
+
+    /// The look of the disc of `inner` pixels about (cu, cv), if it is a coin's.
+    fn judge_inside(&self, g: &TopGrid, cu: f64, cv: f64, inner: f64) -> Option<Look> {
         let p = g.table_from_px(cu, cv);
         let on_table = self.table.contains(p);
         // A circle across the table's edge is judged by its part on the centre's side,
         // clear of the edge: the table's side face and the floor beyond differ from the
         // table top, so a circle drawn by the edge and the grain beside it looked unlike
         // the table, as a coin does (phantom coins on the edge).
-        let inner = 0.6 * r_px;
         let margin = self.edge_band_mm(g, p);
         let inside = if self.table.signed_distance(p).abs() < inner * g.mm_per_px + margin {
             let w = g.width;
@@ -465,9 +469,12 @@ impl Detector {
             buckets.near(u, v, r_px + 6.0, &mut near);
             if let Some(c) = self
                 .fit_circle(g, &near, u as f64, v as f64, r_px)
-                .filter(|c| {
-                    let (cu, cv) = g.px_from_table(c.pt_in_table);
-                    self.looks_like_coin(g, cu, cv, r_px).is_some()
+                .and_then(|c| {
+                    let at = self.where_circle_is_coin(g, c.pt_in_table, r_px, fish)?;
+                    Some(CoinSighting {
+                        pt_in_table: at,
+                        ..c
+                    })
                 })
             {
                 // A coin cannot lie across a tag in the plane: such a circle is a rim.
@@ -522,12 +529,68 @@ impl Detector {
     }
 
     /// Keeps the coins found whose insides look like the coins' look.
-    pub(super) fn rejudge_coins(&self, g: &TopGrid, coins: &mut Vec<CoinSighting>) {
+    pub(super) fn rejudge_coins(
+        &self,
+        g: &TopGrid,
+        fish: &[FishSighting],
+        coins: &mut Vec<CoinSighting>,
+    ) {
         let r_px = self.rim_radius.at(self.coin_radius) / g.mm_per_px;
-        coins.retain(|c| {
-            let (cu, cv) = g.px_from_table(c.pt_in_table);
-            self.looks_like_coin(g, cu, cv, r_px).is_some()
-        });
+        coins.retain(|c| self.circle_looks_like_coin(g, c.pt_in_table, r_px, fish));
+    }
+
+    /// Whether a circle read at `p` looks like a coin: by its own inside or, when it
+    /// is read where a coin seated in a tag's hole can lie ([`Detector::seat_coins`]),
+    /// by the middle of that hole, which a seated coin covers wherever it lies in its
+    /// play. The rim fit slides between a seated coin's rim and the hole's larger
+    /// one, and the circle's own inside then takes in table through the hole beside
+    /// the coin (seed 531046's sweep-029: coins in their holes by the far edge, read
+    /// 5 mm toward the hole's rim, looked like the table there and were never seen).
+    pub(super) fn circle_looks_like_coin(
+        &self,
+        g: &TopGrid,
+        p: Point,
+        r_px: f64,
+        fish: &[FishSighting],
+    ) -> bool {
+        self.where_circle_is_coin(g, p, r_px, fish).is_some()
+    }
+
+    /// Where a circle read at `p` shows a coin ([`Self::circle_looks_like_coin`]): at
+    /// `p` when its own inside says so, else in the middle of the hole whose middle
+    /// does (the circle's place then says nothing of where in its play it lies).
+    fn where_circle_is_coin(
+        &self,
+        g: &TopGrid,
+        p: Point,
+        r_px: f64,
+        fish: &[FishSighting],
+    ) -> Option<Point> {
+        let (cu, cv) = g.px_from_table(p);
+        if self.looks_like_coin(g, cu, cv, r_px).is_some() {
+            return Some(p);
+        }
+        let play = self.footprint.hole_radius() - self.coin_radius;
+        if play <= 0.0 {
+            return None;
+        }
+        let parallax = self.parallax();
+        fish.iter().find_map(|f| {
+            let seen = f.pose.point();
+            let band = self.edge_band_mm(g, seen);
+            // Clear of the coin's own rim by as much as an edge shows in the picture.
+            let covered = (self.coin_radius - play - band) / g.mm_per_px;
+            if (p - seen).norm() > play + band || covered < 1.0 {
+                return None;
+            }
+            // The hole's middle where a coin seated there shows: the tag is read at
+            // half its thickness, the coin at half its own.
+            let hole = parallax.lower(seen, 0.5 * self.fish_thickness);
+            let middle = parallax.appear(hole, 0.5 * self.coin_thickness);
+            let (hu, hv) = g.px_from_table(middle);
+            self.judge_inside(g, hu, hv, covered.min(0.6 * r_px))
+                .map(|_| middle)
+        })
     }
 
     /// Where the search for a coin's rim looks, in true radii from its centre.

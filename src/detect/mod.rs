@@ -445,7 +445,7 @@ impl Detector {
             // The circles were judged by the loose test (unlike the table), which an
             // empty hole passes; judged again by the look just learned, as in every
             // later frame (a still part of the view is not looked at again).
-            self.rejudge_coins(&g, &mut sightings.coins);
+            self.rejudge_coins(&g, &sightings.fish, &mut sightings.coins);
         }
         let streaks = self.coin_streaks(view, &sightings);
         sightings.coins.extend(streaks);
@@ -2268,6 +2268,74 @@ mod tests {
         assert_eq!(s.fish.len(), 1, "{:?}", s.fish);
         let f = &s.fish[0];
         assert!((f.pose.point() - truth.point()).norm() < 3.0, "{f:?}");
+    }
+
+    /// A coin seated in a tag's hole against the hole's rim, on a table a little darker
+    /// than the coin, seen by a camera with 2 mm pixels. A circle the rim fit reads
+    /// 5 mm toward the table showing through the hole beside the coin takes in half
+    /// table, and its inside is judged like the table; the middle of the hole, which
+    /// a seated coin covers wherever it lies, says coin. With the hole empty it says
+    /// table, and no circle there is a coin (seed 531046's sweep-029: two coins in
+    /// their holes by the far edge never seen, three false R11 2.2 calls).
+    #[test]
+    fn a_circle_read_in_a_hole_is_judged_by_the_middle_a_seated_coin_covers() {
+        let items = Items::default_set();
+        let fp = FishFootprint::new(&items);
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let camera_mm = 2.0;
+        let red = [200, 30, 40];
+        let pose = Pose::fish(100.0, 100.0, 0.0);
+        let tag = fp.placed(&pose);
+        // Seated against the hole's rim on the +y side: the play is 2.5 mm.
+        let coin = Point::new(100.0, 102.5);
+        let image_from_table = Homography::from_matrix(nalgebra::Matrix3::new(
+            1.0 / camera_mm,
+            0.0,
+            0.0,
+            0.0,
+            1.0 / camera_mm,
+            0.0,
+            0.0,
+            0.0,
+            1.0,
+        ))
+        .expect("invertible");
+        let read_at = Point::new(100.0, 95.0);
+        let judged = |with_coin: bool| {
+            let scene = |p: Point| {
+                if with_coin && (p - coin).norm() < items.coin.radius {
+                    [203.0, 152.0, 102.0]
+                } else if tag.covers(p) {
+                    red.map(f64::from)
+                } else {
+                    [160.0, 120.0, 80.0]
+                }
+            };
+            let rgb = through_camera(&grid, scene, camera_mm);
+            let mut det = Detector::new(&items, &[red], table.clone(), DetectorConfig::default())
+                .seen_through(image_from_table);
+            let s = det.detect(&TopView {
+                grid,
+                rgb: &rgb,
+                bgr: false,
+            });
+            assert_eq!(s.fish.len(), 1, "{s:?}");
+            let r_px = items.coin.radius / grid.mm_per_px;
+            let (cu, cv) = grid.px_from_table(read_at);
+            (
+                det.looks_like_coin(&grid, cu, cv, r_px).is_some(),
+                det.circle_looks_like_coin(&grid, read_at, r_px, &s.fish),
+            )
+        };
+        let (own_inside, judged_with_coin) = judged(true);
+        assert!(
+            !own_inside,
+            "the circle's own inside passes: nothing to show"
+        );
+        assert!(judged_with_coin, "the seated coin is not judged a coin");
+        let (_, judged_empty) = judged(false);
+        assert!(!judged_empty, "an empty hole is judged a coin");
     }
 
     /// The table's edge seen from an angle: its side face a dark band about a coin

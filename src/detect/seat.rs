@@ -62,7 +62,7 @@ impl Detector {
     }
 
     /// The camera's foot point and height, as far as known.
-    fn parallax(&self) -> Parallax {
+    pub(super) fn parallax(&self) -> Parallax {
         match self
             .camera
             .filter(|c| c.z > 10.0 * (self.fish_thickness + self.coin_thickness))
