@@ -559,7 +559,7 @@ impl Detector {
     /// Where a circle read at `p` shows a coin ([`Self::circle_looks_like_coin`]): at
     /// `p` when its own inside says so, else in the middle of the hole whose middle
     /// does (the circle's place then says nothing of where in its play it lies).
-    fn where_circle_is_coin(
+    pub(super) fn where_circle_is_coin(
         &self,
         g: &TopGrid,
         p: Point,
