@@ -88,7 +88,7 @@ pub(crate) fn fastest_on_table(cfg: &ShotConfig, history: &[TrackFrame]) -> Moti
 /// speed of an item seen once (a revival, a misread) is a guess, and a tag revived
 /// as put back by the edge held the shot open until the next put-back was in it.
 fn unseen_still_sliding(cfg: &ShotConfig, history: &[TrackFrame], now: &TrackedItem) -> f64 {
-    let (Some(last), Some(seen_at)) = (history.last(), now.last_seen) else {
+    let (Some(last), Some(seen_at)) = (history.last(), now.last_seen.filter(|&f| f > 0)) else {
         return 0.0;
     };
     let seen_in = |frame: FrameIdx| {
@@ -99,12 +99,9 @@ fn unseen_still_sliding(cfg: &ShotConfig, history: &[TrackFrame], now: &TrackedI
             .find(|tf| tf.frame == frame)
             .and_then(|tf| tf.items.iter().find(|x| x.track == now.track && x.seen))
     };
-    let (Some(then), Some(before)) = (seen_in(seen_at), seen_in(seen_at.saturating_sub(1))) else {
+    let (Some(then), Some(before)) = (seen_in(seen_at), seen_in(seen_at - 1)) else {
         return 0.0;
     };
-    if seen_at == 0 {
-        return 0.0;
-    }
     let step = then.pose.point() - before.pose.point();
     let speed = (step.norm() * cfg.fps).min(cfg.max_speed_mm_s);
     // One whose path leaves the table before friction stops it is judged gone
