@@ -539,6 +539,23 @@ mod tests {
         rgb
     }
 
+    /// Table mm to the pixels of a camera looking straight down with pixels
+    /// `camera_mm` wide (a scaling), for [`Detector::seen_through`].
+    fn looking_straight_down(camera_mm: f64) -> Homography {
+        Homography::from_matrix(nalgebra::Matrix3::new(
+            1.0 / camera_mm,
+            0.0,
+            0.0,
+            0.0,
+            1.0 / camera_mm,
+            0.0,
+            0.0,
+            0.0,
+            1.0,
+        ))
+        .expect("invertible")
+    }
+
     /// The coins seen farther than `tolerance` mm from the one coin there is.
     fn coins_off(s: &Sightings, coin: Point, tolerance: f64) -> Vec<Point> {
         s.coins
@@ -2238,18 +2255,7 @@ mod tests {
             }
         };
         let rgb = through_camera(&grid, scene, camera_mm);
-        let image_from_table = Homography::from_matrix(nalgebra::Matrix3::new(
-            1.0 / camera_mm,
-            0.0,
-            0.0,
-            0.0,
-            1.0 / camera_mm,
-            0.0,
-            0.0,
-            0.0,
-            1.0,
-        ))
-        .expect("invertible");
+        let image_from_table = looking_straight_down(camera_mm);
         let mut det = Detector::new(&items, &[green], table, DetectorConfig::default())
             .seen_through(image_from_table);
         let s = det.detect(&TopView {
@@ -2290,18 +2296,7 @@ mod tests {
         let tag = fp.placed(&pose);
         // Seated against the hole's rim on the +y side: the play is 2.5 mm.
         let coin = Point::new(100.0, 102.5);
-        let image_from_table = Homography::from_matrix(nalgebra::Matrix3::new(
-            1.0 / camera_mm,
-            0.0,
-            0.0,
-            0.0,
-            1.0 / camera_mm,
-            0.0,
-            0.0,
-            0.0,
-            1.0,
-        ))
-        .expect("invertible");
+        let image_from_table = looking_straight_down(camera_mm);
         let read_at = Point::new(100.0, 95.0);
         let judged = |with_coin: bool| {
             let scene = |p: Point| {
@@ -2456,19 +2451,7 @@ mod tests {
             }
         };
         let rgb = through_camera(&grid, scene, camera_mm);
-        // The camera looks straight down: table mm to its pixels is a scaling.
-        let image_from_table = Homography::from_matrix(nalgebra::Matrix3::new(
-            1.0 / camera_mm,
-            0.0,
-            0.0,
-            0.0,
-            1.0 / camera_mm,
-            0.0,
-            0.0,
-            0.0,
-            1.0,
-        ))
-        .expect("invertible");
+        let image_from_table = looking_straight_down(camera_mm);
         let red = [200, 30, 40];
         let mut det = Detector::new(&items, &[red], table, DetectorConfig::default())
             .seen_through(image_from_table);
