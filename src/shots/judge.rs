@@ -93,10 +93,8 @@ fn unseen_still_sliding(cfg: &ShotConfig, history: &[TrackFrame], now: &TrackedI
     };
     let seen_in = |frame: FrameIdx| {
         history
-            .iter()
-            .rev()
-            .take_while(|tf| tf.frame >= frame)
-            .find(|tf| tf.frame == frame)
+            .get(at_or_before(history, frame))
+            .filter(|tf| tf.frame == frame)
             .and_then(|tf| tf.items.iter().find(|x| x.track == now.track && x.seen))
     };
     let (Some(then), Some(before)) = (seen_in(seen_at), seen_in(seen_at - 1)) else {
