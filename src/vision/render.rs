@@ -5,7 +5,8 @@
 //! the original code path (same bytes); any other adds soft cast shadows, shaded
 //! and glossy tags, other table and floor materials, the table's side, and a
 //! camera stage (light colour, white balance and auto-exposure over time,
-//! vignetting, defocus) before the noise.
+//! vignetting, defocus) before the noise, and hides an item falling past an edge
+//! wherever the table top lies in front of it.
 //!
 //! Speed: the static table and floor are rendered once per camera (per pixel:
 //! undistort -> ray -> table or floor plane, 2x2 supersampled); each frame then
@@ -208,6 +209,8 @@ pub struct Renderer {
     /// Where the table top is in the image (255), to keep shadows on it; only
     /// with cast shadows.
     table_mask: Option<Mat>,
+    /// The same mask for any styled look: the table top hides what falls behind it.
+    top_mask: Option<Mat>,
     /// Per pixel: vignetting × the lamp's falloff over the table (styled only).
     pixel_gain: Vec<f32>,
     /// The auto-exposure's gain and the frame brightness it holds to.
@@ -403,6 +406,7 @@ impl Renderer {
             light: Vector3::new(l[0], l[1], l[2]),
             coin: CoinColours::of(look),
             table_mask: None,
+            top_mask: None,
             pixel_gain: vec![],
             ae_gain: 1.0,
             ae_target: None,
@@ -417,9 +421,11 @@ impl Renderer {
         r.noise = r.make_noise(seed)?;
         if styled {
             r.pixel_gain = r.pixel_gains(&rays);
+            let mask = r.table_mask()?;
             if look.light.shadow_strength > 0.0 {
-                r.table_mask = Some(r.table_mask()?);
+                r.table_mask = Some(mask.try_clone()?);
             }
+            r.top_mask = Some(mask);
         }
         r.rays = rays;
         Ok(r)
@@ -658,8 +664,31 @@ impl Renderer {
         self.table.signed_distance(Point::new(q.x, q.y)) > 2.0
     }
 
+    /// An item below the table top's plane (falling past an edge) shows only where
+    /// the top does not hide it. Placed by its centre alone, a tag whose hole showed
+    /// just past the edge was drawn whole over the top (and over a tag lying there)
+    /// while it fell beyond a side edge, where no camera above the table could see
+    /// it: drawn on a copy, it is kept only off the top's picture.
+    fn draw_behind_the_top(
+        &self,
+        img: &mut Mat,
+        top: &Mat,
+        id: ItemId,
+        it: &ItemTruth,
+        off: (i32, i32),
+    ) -> Result<()> {
+        let mut layer = img.try_clone()?;
+        self.draw_item(&mut layer, id, it, off)?;
+        let top = Mat::roi(top, Rect::new(off.0, off.1, img.cols(), img.rows()))?;
+        let mut open = Mat::default();
+        core::bitwise_not(&top, &mut open, &core::no_array())?;
+        layer.copy_to_masked(img, &open)?;
+        Ok(())
+    }
+
     fn draw_item(&self, img: &mut Mat, id: ItemId, it: &ItemTruth, off: (i32, i32)) -> Result<()> {
-        if self.hidden_by_table(Point3::new(it.x, it.y, it.z)) {
+        // A styled look hides what lies behind the top pixel by pixel (above).
+        if self.top_mask.is_none() && self.hidden_by_table(Point3::new(it.x, it.y, it.z)) {
             return Ok(());
         }
         if id.is_coin() {
@@ -992,7 +1021,10 @@ impl Renderer {
             self.cast_shadows(img, &tops, off)?;
         }
         for (id, it) in order {
-            self.draw_item(img, *id, it, off)?;
+            match &self.top_mask {
+                Some(top) if it.z < 0.0 => self.draw_behind_the_top(img, top, *id, it, off)?,
+                _ => self.draw_item(img, *id, it, off)?,
+            }
         }
         if let Some(h) = hand {
             if self.table_mask.is_some() {

@@ -275,6 +275,73 @@ fn the_hand_casts_a_shadow_on_the_table() {
     assert_eq!(pixel(&lit, &cam, far), pixel(&shaded, &cam, far));
 }
 
+/// A tag falling past the table's right edge, its hole seen just beyond the edge
+/// and its body below the top's plane behind it (seen from the camera, projected
+/// onto the top): the top hides the body, the end with the hole shows. Drawn
+/// whole by its hole's place, the body lay over the top (seed 777's sweep-008:
+/// read there as a tag on the table, and its exit put on the near edge).
+#[test]
+fn a_tag_falling_past_a_side_edge_shows_only_beside_the_table_top() {
+    let s = Scenario::built_in("single-shot").unwrap();
+    let opts = SimOptions {
+        seed: 3,
+        size: [640, 360],
+        ..SimOptions::default()
+    };
+    let truth = simulate(&s, &opts).unwrap();
+    let mut spec = RenderSpec { ..quiet() };
+    spec.look = Look::default();
+    spec.look.light.elevation_deg = 50.0;
+    assert!(!spec.look.is_original());
+    let cam = camera(&truth);
+    let (_, hi) = truth.table().unwrap().bounds();
+    let c = cam.position();
+    // The hole's centre 150 mm below the top, where the camera sees it 8 mm past
+    // the right edge; the body toward the table.
+    let z = -150.0;
+    let k = c.z / (c.z - z);
+    let hole = Point3::new(
+        c.x + (hi.x + 8.0 - c.x) / k,
+        c.y + (hi.y / 2.0 - c.y) / k,
+        z,
+    );
+    let mut empty = truth.frames[0].clone();
+    empty.items.remove(&ItemId::fish(0));
+    empty.items.remove(&ItemId::coin(0));
+    let mut falling = empty.clone();
+    falling.items.insert(
+        ItemId::fish(0),
+        fishtrack::sim::truth::ItemTruth {
+            x: hole.x,
+            y: hole.y,
+            theta: Some(std::f64::consts::PI),
+            z,
+            on_table: false,
+        },
+    );
+    let mut r = Renderer::new(&truth, &spec, 3).unwrap();
+    let without = r.render_frame(None, &empty, 30.0).unwrap();
+    let mut r = Renderer::new(&truth, &spec, 3).unwrap();
+    let with = r.render_frame(None, &falling, 30.0).unwrap();
+    let top_face = z + truth.game.items.fish.thickness;
+    // A point of the body 40 mm from the hole: seen over the top, ~25 mm in.
+    let body = Point3::new(hole.x - 40.0, hole.y, top_face);
+    let seen_at = c + (body.coords - c) * (c.z / (c.z - top_face));
+    assert!(seen_at.x < hi.x - 15.0, "the body is seen at {seen_at:?}");
+    assert_eq!(
+        pixel(&with, &cam, body),
+        pixel(&without, &cam, body),
+        "the top shows the tag's body that lies behind it"
+    );
+    // The tag's rim beyond its hole, seen past the edge, shows.
+    let rim = Point3::new(hole.x + 12.5, hole.y, top_face);
+    let (a, b) = (pixel(&with, &cam, rim), pixel(&without, &cam, rim));
+    assert!(
+        (0..3).any(|i| (a[i] - b[i]).abs() > 30.0),
+        "the rim past the edge is not drawn: {a:?} against {b:?}"
+    );
+}
+
 /// Hue of a `#rrggbb` colour, degrees.
 fn hue(hex: &str) -> f64 {
     let [r, g, b] = fishtrack::config::parse_hex_color(hex)
