@@ -791,11 +791,16 @@ fn clip_steps(
     // The truth knows nothing of the look: the scenario written beside it does.
     let scenario_path = dir.join("scenario.json");
     let same_scenario = std::fs::read_to_string(&scenario_path).is_ok_and(|t| t == scenario_text);
-    let kept = !ctx.fresh && video.exists() && same_truth() && same_scenario;
+    // Nor does it know which revision of the renderer drew the video.
+    let renderer_path = dir.join("renderer.txt");
+    let renderer_text = format!("{}\n", crate::vision::render::REVISION);
+    let same_renderer = std::fs::read_to_string(&renderer_path).is_ok_and(|t| t == renderer_text);
+    let kept = !ctx.fresh && video.exists() && same_truth() && same_scenario && same_renderer;
     if !kept {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         // A half-written clip must not pass for a kept one next time.
         let _ = std::fs::remove_file(&truth_path);
+        let _ = std::fs::remove_file(&renderer_path);
         std::fs::write(&scenario_path, &scenario_text)
             .with_context(|| format!("writing {}", scenario_path.display()))?;
         child(
@@ -816,6 +821,8 @@ fn clip_steps(
             &dir.join("simulate.log"),
         )
         .context("simulate")?;
+        std::fs::write(&renderer_path, &renderer_text)
+            .with_context(|| format!("writing {}", renderer_path.display()))?;
     }
     r.reused_video = kept;
     if !same_truth() {

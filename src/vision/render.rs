@@ -64,6 +64,12 @@ const COPPER_RIM: [f64; 3] = [35.0, 65.0, 120.0];
 const COPPER_RING: [f64; 3] = [110.0, 165.0, 235.0];
 const COIN_TARNISH: [f64; 3] = [62.0, 92.0, 96.0];
 
+/// Raised whenever the renderer draws a clip's pixels differently: `fishtrack eval`
+/// draws a kept clip again when the revision it was drawn by differs (the truth
+/// alone calls a video current that the renderer now draws otherwise). 2: an item
+/// falling past an edge is hidden where the table top lies in front of it.
+pub const REVISION: u32 = 2;
+
 fn bgr(c: [f64; 3]) -> Scalar {
     Scalar::new(c[0], c[1], c[2], 0.0)
 }

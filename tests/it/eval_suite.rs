@@ -193,6 +193,50 @@ fn a_clip_in_a_look_is_rendered_in_it_and_again_when_the_look_changes() {
     assert!(again == looked);
 }
 
+/// A kept clip drawn by another revision of the renderer (its `renderer.txt`) is
+/// drawn again, then kept: the truth and scenario alone would call it current.
+#[test]
+fn a_clip_drawn_by_another_renderer_revision_is_drawn_again() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("set/scenes")).unwrap();
+    std::fs::write(dir.path().join("set/scenes/tiny.json"), TINY_SCENARIO).unwrap();
+    std::fs::write(
+        dir.path().join("set/suite.json"),
+        r#"{ "size": "320x240", "mm_per_px": 2.0, "clips": [
+             { "name": "tiny", "scenario": "scenes/tiny.json", "seed": 3, "fps": 10 } ] }"#,
+    )
+    .unwrap();
+    let reused = || {
+        let (code, json, err) = run_in(
+            &[
+                "eval",
+                "--suite",
+                "set/suite.json",
+                "--work",
+                "work",
+                "--json",
+            ],
+            dir.path(),
+        );
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&json).expect("JSON output");
+        v["clips"][0]["reused_video"].as_bool().unwrap()
+    };
+    let stamp = dir.path().join("work/tiny/renderer.txt");
+    assert!(!reused(), "the first run must render the clip");
+    assert_eq!(
+        std::fs::read_to_string(&stamp).unwrap().trim(),
+        fishtrack::vision::render::REVISION.to_string()
+    );
+    assert!(reused(), "the same renderer must keep the clip");
+    std::fs::write(&stamp, "1\n").unwrap();
+    assert!(
+        !reused(),
+        "a clip drawn by another renderer must be drawn again"
+    );
+    assert!(reused());
+}
+
 #[test]
 fn a_sweep_plays_valid_matches_of_two_to_four_players() {
     use fishtrack::eval::{sweep_clips, LookChoice, Suite, SWEEP_FPS, SWEEP_MOVES, SWEEP_PLAYERS};
