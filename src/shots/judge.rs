@@ -425,6 +425,9 @@ fn start_frame(
 /// seen in flight clear of every hand, farther from where it lay than a tag's reach,
 /// in two frames: a misread lies under the hand that causes it, and an item seen
 /// travelling and then gone (over the edge unseen, or hidden) is for the judge.
+/// A tag flicked hard draws a smear about itself that reads as a hand in every
+/// frame of its flight, and is read partly hidden by it: three such sightings clear
+/// of what lay over the table when it started (the hand that struck it) count too.
 pub(crate) fn movers_seen(
     cfg: &ShotConfig,
     history: &[TrackFrame],
@@ -446,19 +449,28 @@ pub(crate) fn movers_seen(
         let at_rest = s
             .iter()
             .any(|(h, t)| t.seen && t.state.on_table() && history[*h].frame >= rest);
+        let away = |h: usize, t: &TrackedItem| {
+            t.seen
+                && t.state.on_table()
+                && history[h].frame > start.frame
+                && (t.pose.point() - start.pose.point()).norm() > reach
+        };
+        let clear = |h: usize, t: &TrackedItem| {
+            let p = t.pose.point();
+            !t.partly_hidden && !history[h].occluders.iter().any(|o| o.covers(p, reach))
+        };
+        let when_struck = &history[at_or_before(history, start.frame)].occluders;
         let in_flight = s
             .iter()
+            .filter(|(h, t)| away(*h, t) && clear(*h, t))
+            .count();
+        let in_own_smear = s
+            .iter()
             .filter(|(h, t)| {
-                let p = t.pose.point();
-                t.seen
-                    && t.state.on_table()
-                    && !t.partly_hidden
-                    && history[*h].frame > start.frame
-                    && (p - start.pose.point()).norm() > reach
-                    && !history[*h].occluders.iter().any(|o| o.covers(p, reach))
+                away(*h, t) && !when_struck.iter().any(|o| o.covers(t.pose.point(), reach))
             })
             .count();
-        at_rest || in_flight >= 2
+        at_rest || in_flight >= 2 || in_own_smear >= 3
     })
 }
 
