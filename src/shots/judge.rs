@@ -36,7 +36,15 @@ pub(crate) struct Motion {
 
 /// The motion of the confirmed on-table items seen in the newest frame of
 /// `history` or within two frames before it.
-pub(crate) fn fastest_on_table(cfg: &ShotConfig, history: &[TrackFrame]) -> Motion {
+///
+/// `previous_end`: the items on the table at the previous shot's rest (or the
+/// clip's opening), when known. One not among them was off the table then: seen on
+/// it now, it was put back by hand.
+pub(crate) fn fastest_on_table(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    previous_end: Option<&BTreeMap<ItemId, Pose>>,
+) -> Motion {
     let Some(tf) = history.last() else {
         return Motion::default();
     };
@@ -60,19 +68,34 @@ pub(crate) fn fastest_on_table(cfg: &ShotConfig, history: &[TrackFrame]) -> Moti
             ItemKind::Fish => w.turn_rad.abs() * reach,
             ItemKind::Coin => 0.0,
         };
-        if t.seen {
+        // An item put back is read from when it lay placed: before that, the change
+        // where it appeared reads as a hand over part of it, and its readings are of
+        // the placing, some millimetres and degrees apart (seed 531046's sweep-013
+        // and -028 drawn anew: tags put back by the near edge, read 9 mm and
+        // 20 degrees, and turned about 50 mm, off while half hidden, each made a
+        // shot of its own).
+        let put_back =
+            previous_end.is_some_and(|end| t.item.is_some_and(|item| !end.contains_key(&item)));
+        let placed = if put_back {
+            placed_at(history, t.track)
+        } else {
+            Some(0)
+        };
+        if let Some(placed) = placed.filter(|_| t.seen) {
             // An item seen again after a gap (hidden under the hand all through its
             // flight) has covered the way from where it was last seen, however long
             // ago: a tag that flew unseen and showed only at rest, 150 mm away, made
             // no shot.
-            if let Some(w) =
-                windowed(cfg, history, t, window).or_else(|| reacquired(cfg, history, t, window))
+            if let Some(w) = windowed(cfg, history, t, window, placed)
+                .or_else(|| reacquired(cfg, history, t, window, placed))
             {
                 m.covered_mm_s = m.covered_mm_s.max((w.moved_mm + tail(&w)) / w.span_s);
             }
+        }
+        if t.seen {
             // Twice as long for the rest test: the tail's jitter then takes at most
             // half of `still_speed_mm_s`, the filter's centre speed the other half.
-            if let Some(w) = windowed(cfg, history, t, 2 * window) {
+            if let Some(w) = windowed(cfg, history, t, 2 * window, 0) {
                 speed += tail(&w) / w.span_s;
             }
         }
@@ -124,11 +147,13 @@ struct Windowed {
     turn_rad: f64,
 }
 
+/// Only sightings from frame `since` on are read.
 fn windowed(
     cfg: &ShotConfig,
     history: &[TrackFrame],
     now: &TrackedItem,
     window: FrameIdx,
+    since: FrameIdx,
 ) -> Option<Windowed> {
     let last = history.last()?;
     // Sightings older than a few windows say nothing about the motion now, nor
@@ -136,7 +161,9 @@ fn windowed(
     // there from where it lay before (seed 777's sweep-022: a coin named in one place
     // and put back 440 mm away in the interlude made a shot of its own).
     let recent = last.frame.saturating_sub(4 * window);
-    let oldest = put_back_at(history, now.track, recent).unwrap_or(recent);
+    let oldest = put_back_at(history, now.track, recent)
+        .unwrap_or(recent)
+        .max(since);
     let mut turn = 0.0;
     let (mut f_next, mut th_next) = (last.frame, now.pose.angle());
     for tf in history.iter().rev().skip(1) {
@@ -163,6 +190,17 @@ fn windowed(
     None
 }
 
+/// The first frame of `history` in which `track` was seen whole on the table (nothing
+/// hid part of it), if any.
+fn placed_at(history: &[TrackFrame], track: TrackId) -> Option<FrameIdx> {
+    history.iter().find_map(|tf| {
+        tf.items
+            .iter()
+            .any(|x| x.track == track && x.seen && x.state.on_table() && !x.partly_hidden)
+            .then_some(tf.frame)
+    })
+}
+
 /// The newest frame of `history`, from `since` on, in which `track` took the identity
 /// of an item put back (the tracker's `Origin` event from a put-back).
 fn put_back_at(history: &[TrackFrame], track: TrackId, since: FrameIdx) -> Option<FrameIdx> {
@@ -178,12 +216,14 @@ fn put_back_at(history: &[TrackFrame], track: TrackId, since: FrameIdx) -> Optio
 
 /// A track seen in the newest frame of `history` but in none of the `4 * window`
 /// frames before it: a tag's change since its last sighting before the gap, when it
-/// lay on the table then (none if it was never seen before).
+/// lay on the table then and that sighting is from frame `since` on (none if it was
+/// never seen before).
 fn reacquired(
     cfg: &ShotConfig,
     history: &[TrackFrame],
     now: &TrackedItem,
     window: FrameIdx,
+    since: FrameIdx,
 ) -> Option<Windowed> {
     // Only a tag's colour names it for sure after a gap: a coin "seen again" far off
     // may be another coin or a phantom the tracker gave its name to (a false shot in
@@ -202,6 +242,7 @@ fn reacquired(
     // A lost tag put back by hand shows again on the table too: that is the
     // interlude's business, not a shot.
     if f >= recent
+        || f < since
         || !before.state.on_table()
         || put_back_at(history, now.track, f).is_some_and(|b| b > f)
     {

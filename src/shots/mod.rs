@@ -349,7 +349,11 @@ impl ShotCutter {
     pub fn push(&mut self, tf: TrackFrame) -> Option<Shot> {
         let frame = tf.frame;
         self.history.push(tf);
-        let motion = judge::fastest_on_table(&self.cfg, &self.history);
+        let motion = judge::fastest_on_table(
+            &self.cfg,
+            &self.history,
+            self.previous.as_ref().map(|p| &p.end),
+        );
         let moving = motion.speed_mm_s;
         match self.phase {
             Phase::Waiting => {
