@@ -493,10 +493,10 @@ fn only_an_item_predicted_off_the_table_holds_the_shot_for_still_s() {
 /// A fish flicked hard toward the far edge draws a smear that reads as a hand about
 /// it in every frame of its flight (odd in colour, just changed), and is read partly
 /// hidden by it; then it goes over the edge behind the table, never seen again. A
-/// hand that causes a misread lies over the place before the misread: nothing lay
-/// where the fish was seen a frame before it came. A shot, the fish lost (seed
-/// 531046's sweep-028 rendered anew: the opening flick at 2.9 m/s was dropped as
-/// "tags misread under a hand", and the next flick made shot 0).
+/// hand that causes a misread was there when the shot began, and nothing lay over
+/// the places the fish was seen at far off when it was struck. A shot, the fish lost
+/// (seed 531046's sweep-028 drawn anew: the opening flick at 2.9 m/s was dropped as
+/// "tags misread under a hand", and the tag's put-back was cut as shot 0).
 #[test]
 fn a_fish_in_flight_in_its_own_smear_then_gone_over_the_edge_makes_a_shot() {
     for fps in [30.0, 60.0] {
@@ -506,25 +506,16 @@ fn a_fish_in_flight_in_its_own_smear_then_gone_over_the_edge_makes_a_shot() {
             Pose::fish(500.0, 250.0 + 2000.0 * t - 1000.0 * t * t, 0.3)
         };
         let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, flight);
-        let mut last_seen = None;
-        for tf in frames.iter_mut() {
-            let hole = tf.items[0].pose;
+        unseen_past(&mut frames, 640.0);
+        for tf in frames.iter_mut().filter(|tf| tf.frame > struck) {
             let fish = &mut tf.items[0];
-            if hole.y > 640.0 {
-                let (p, f) = last_seen.expect("seen before the edge");
-                fish.seen = false;
-                fish.pose = p;
-                fish.last_seen = Some(f);
-                fish.velocity_mm_s = Vector::zeros();
-            } else {
-                last_seen = Some((hole, tf.frame));
-                if tf.frame > struck {
-                    fish.partly_hidden = true;
-                    tf.occluders.push(Occluder::Disc {
-                        center: hole.point() + Vector::new(0.0, -20.0),
-                        radius: 50.0,
-                    });
-                }
+            if fish.seen {
+                fish.partly_hidden = true;
+                let at = fish.pose.point() + Vector::new(0.0, -20.0);
+                tf.occluders.push(Occluder::Disc {
+                    center: at,
+                    radius: 50.0,
+                });
             }
         }
         let shots = cut(fps, frames);
@@ -534,6 +525,24 @@ fn a_fish_in_flight_in_its_own_smear_then_gone_over_the_edge_makes_a_shot() {
             "{fps} fps: fish kept: {:?}",
             shots[0]
         );
+    }
+}
+
+/// The fish (item 0) gone from view from the first frame its hole is past `y` (over
+/// the edge unseen): the tracker keeps it on the table where it was last seen.
+fn unseen_past(frames: &mut [TrackFrame], y: f64) {
+    let mut last_seen = None;
+    for tf in frames.iter_mut() {
+        let fish = &mut tf.items[0];
+        if fish.pose.y > y {
+            let (p, f) = last_seen.expect("seen before the edge");
+            fish.seen = false;
+            fish.pose = p;
+            fish.last_seen = Some(f);
+            fish.velocity_mm_s = Vector::zeros();
+        } else {
+            last_seen = Some((fish.pose, tf.frame));
+        }
     }
 }
 
@@ -549,20 +558,9 @@ fn flight_gone_over_the_near_edge(fps: f64) -> Vec<TrackFrame> {
         Pose::fish(500.0, 450.0 + 1200.0 * t - 750.0 * t * t, 0.3)
     };
     let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, flight);
-    let mut last_seen = None;
+    unseen_past(&mut frames, 640.0);
     for tf in frames.iter_mut() {
-        let (fish_track, hole) = (tf.items[0].track, tf.items[0].pose);
-        let fish = &mut tf.items[0];
-        if hole.y > 640.0 {
-            let (p, f) = last_seen.expect("seen before the edge");
-            fish.seen = false;
-            fish.pose = p;
-            fish.last_seen = Some(f);
-            fish.velocity_mm_s = Vector::zeros();
-        } else {
-            last_seen = Some((hole, tf.frame));
-        }
-        let carried = fish.pose;
+        let (fish_track, carried) = (tf.items[0].track, tf.items[0].pose);
         let coin = &mut tf.items[1];
         coin.item = Some(ItemId::coin(0));
         coin.seen = false;
