@@ -149,46 +149,57 @@ fn a_two_clip_suite_runs_end_to_end_and_pools_its_totals() {
     assert!(err.contains("no clip `nope`"), "{err}");
 }
 
+/// A suite of one clip, `tiny` (seed 3, 10 fps), in `dir/set`; `look` is added to the
+/// clip's entry as written (`""` for the original look).
+fn write_tiny_suite(dir: &std::path::Path, look: &str) {
+    std::fs::create_dir_all(dir.join("set/scenes")).unwrap();
+    std::fs::write(dir.join("set/scenes/tiny.json"), TINY_SCENARIO).unwrap();
+    std::fs::write(
+        dir.join("set/suite.json"),
+        format!(
+            r#"{{ "size": "320x240", "mm_per_px": 2.0, "clips": [
+                 {{ "name": "tiny", "scenario": "scenes/tiny.json", "seed": 3, "fps": 10{look} }} ] }}"#
+        ),
+    )
+    .unwrap();
+}
+
+/// `fishtrack eval` of that suite into `dir/work`: whether its clip's video was kept,
+/// and the video's bytes.
+fn eval_tiny(dir: &std::path::Path) -> (bool, Vec<u8>) {
+    let (code, json, err) = run_in(
+        &[
+            "eval",
+            "--suite",
+            "set/suite.json",
+            "--work",
+            "work",
+            "--json",
+        ],
+        dir,
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON output");
+    let video = std::fs::read(dir.join("work/tiny/video.avi")).unwrap();
+    (v["clips"][0]["reused_video"].as_bool().unwrap(), video)
+}
+
 /// The same clip with `"look": 5` (a random look) instead of the original: it is
 /// rendered again (the truth alone would call the old video current), in that
 /// look, and kept on the next run.
 #[test]
 fn a_clip_in_a_look_is_rendered_in_it_and_again_when_the_look_changes() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("set/scenes")).unwrap();
-    std::fs::write(dir.path().join("set/scenes/tiny.json"), TINY_SCENARIO).unwrap();
-    let suite = |look: &str| {
-        format!(
-            r#"{{ "size": "320x240", "mm_per_px": 2.0, "clips": [
-                 {{ "name": "tiny", "scenario": "scenes/tiny.json", "seed": 3, "fps": 10{look} }} ] }}"#
-        )
-    };
-    let run_json = |text: String| {
-        std::fs::write(dir.path().join("set/suite.json"), text).unwrap();
-        let (code, json, err) = run_in(
-            &[
-                "eval",
-                "--suite",
-                "set/suite.json",
-                "--work",
-                "work",
-                "--json",
-            ],
-            dir.path(),
-        );
-        assert_eq!(code, 0, "{err}");
-        let v: serde_json::Value = serde_json::from_str(&json).expect("JSON output");
-        let video = std::fs::read(dir.path().join("work/tiny/video.avi")).unwrap();
-        (v["clips"][0]["reused_video"].as_bool().unwrap(), video)
-    };
-    let (_, original) = run_json(suite(""));
-    let (kept, looked) = run_json(suite(r#", "look": 5"#));
+    write_tiny_suite(dir.path(), "");
+    let (_, original) = eval_tiny(dir.path());
+    write_tiny_suite(dir.path(), r#", "look": 5"#);
+    let (kept, looked) = eval_tiny(dir.path());
     assert!(!kept, "a new look must render the clip again");
     assert!(original != looked, "the look changed nothing in the video");
     let scenario = std::fs::read_to_string(dir.path().join("work/tiny/scenario.json")).unwrap();
     assert!(scenario.contains("\"look\""), "{scenario}");
     assert!(dir.path().join("work/tiny/look.json").exists());
-    let (kept, again) = run_json(suite(r#", "look": 5"#));
+    let (kept, again) = eval_tiny(dir.path());
     assert!(kept, "the same look must keep the video");
     assert!(again == looked);
 }
@@ -198,43 +209,26 @@ fn a_clip_in_a_look_is_rendered_in_it_and_again_when_the_look_changes() {
 #[test]
 fn a_clip_drawn_by_another_renderer_revision_is_drawn_again() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("set/scenes")).unwrap();
-    std::fs::write(dir.path().join("set/scenes/tiny.json"), TINY_SCENARIO).unwrap();
-    std::fs::write(
-        dir.path().join("set/suite.json"),
-        r#"{ "size": "320x240", "mm_per_px": 2.0, "clips": [
-             { "name": "tiny", "scenario": "scenes/tiny.json", "seed": 3, "fps": 10 } ] }"#,
-    )
-    .unwrap();
-    let reused = || {
-        let (code, json, err) = run_in(
-            &[
-                "eval",
-                "--suite",
-                "set/suite.json",
-                "--work",
-                "work",
-                "--json",
-            ],
-            dir.path(),
-        );
-        assert_eq!(code, 0, "{err}");
-        let v: serde_json::Value = serde_json::from_str(&json).expect("JSON output");
-        v["clips"][0]["reused_video"].as_bool().unwrap()
-    };
+    write_tiny_suite(dir.path(), "");
     let stamp = dir.path().join("work/tiny/renderer.txt");
-    assert!(!reused(), "the first run must render the clip");
+    assert!(
+        !eval_tiny(dir.path()).0,
+        "the first run must render the clip"
+    );
     assert_eq!(
         std::fs::read_to_string(&stamp).unwrap().trim(),
         fishtrack::vision::render::REVISION.to_string()
     );
-    assert!(reused(), "the same renderer must keep the clip");
+    assert!(
+        eval_tiny(dir.path()).0,
+        "the same renderer must keep the clip"
+    );
     std::fs::write(&stamp, "1\n").unwrap();
     assert!(
-        !reused(),
+        !eval_tiny(dir.path()).0,
         "a clip drawn by another renderer must be drawn again"
     );
-    assert!(reused());
+    assert!(eval_tiny(dir.path()).0);
 }
 
 #[test]
