@@ -212,11 +212,11 @@ pub struct Renderer {
     /// Unit vector toward the light, table frame.
     light: Vector3<f64>,
     coin: CoinColours,
-    /// Where the table top is in the image (255), to keep shadows on it; only
-    /// with cast shadows.
+    /// Where the table top is in the image (255), for any styled look: shadows are
+    /// kept on it, and it hides what falls behind it.
     table_mask: Option<Mat>,
-    /// The same mask for any styled look: the table top hides what falls behind it.
-    top_mask: Option<Mat>,
+    /// Items and the hand cast shadows (a styled look whose light has any).
+    shadows: bool,
     /// Per pixel: vignetting × the lamp's falloff over the table (styled only).
     pixel_gain: Vec<f32>,
     /// The auto-exposure's gain and the frame brightness it holds to.
@@ -412,7 +412,7 @@ impl Renderer {
             light: Vector3::new(l[0], l[1], l[2]),
             coin: CoinColours::of(look),
             table_mask: None,
-            top_mask: None,
+            shadows: false,
             pixel_gain: vec![],
             ae_gain: 1.0,
             ae_target: None,
@@ -427,11 +427,8 @@ impl Renderer {
         r.noise = r.make_noise(seed)?;
         if styled {
             r.pixel_gain = r.pixel_gains(&rays);
-            let mask = r.table_mask()?;
-            if look.light.shadow_strength > 0.0 {
-                r.table_mask = Some(mask.try_clone()?);
-            }
-            r.top_mask = Some(mask);
+            r.table_mask = Some(r.table_mask()?);
+            r.shadows = look.light.shadow_strength > 0.0;
         }
         r.rays = rays;
         Ok(r)
@@ -694,7 +691,7 @@ impl Renderer {
 
     fn draw_item(&self, img: &mut Mat, id: ItemId, it: &ItemTruth, off: (i32, i32)) -> Result<()> {
         // A styled look hides what lies behind the top pixel by pixel (above).
-        if self.top_mask.is_none() && self.hidden_by_table(Point3::new(it.x, it.y, it.z)) {
+        if self.table_mask.is_none() && self.hidden_by_table(Point3::new(it.x, it.y, it.z)) {
             return Ok(());
         }
         if id.is_coin() {
@@ -916,7 +913,7 @@ impl Renderer {
         polys: &[Vec<Point3<f64>>],
         off: (i32, i32),
     ) -> Result<()> {
-        let Some(table_mask) = &self.table_mask else {
+        let Some(table_mask) = self.table_mask.as_ref().filter(|_| self.shadows) else {
             return Ok(());
         };
         let one = 1i32 << SHIFT;
@@ -1019,7 +1016,7 @@ impl Renderer {
                 .total_cmp(&b.1.z)
                 .then(a.0.is_fish().cmp(&b.0.is_fish()))
         });
-        if self.table_mask.is_some() {
+        if self.shadows {
             let tops: Vec<Vec<Point3<f64>>> = order
                 .iter()
                 .map(|(id, it)| self.item_top(*id, it))
@@ -1027,13 +1024,13 @@ impl Renderer {
             self.cast_shadows(img, &tops, off)?;
         }
         for (id, it) in order {
-            match &self.top_mask {
+            match &self.table_mask {
                 Some(top) if it.z < 0.0 => self.draw_behind_the_top(img, top, *id, it, off)?,
                 _ => self.draw_item(img, *id, it, off)?,
             }
         }
         if let Some(h) = hand {
-            if self.table_mask.is_some() {
+            if self.shadows {
                 let parts: Vec<Vec<Point3<f64>>> =
                     Self::hand_parts(h).into_iter().map(|(p, _)| p).collect();
                 self.cast_shadows(img, &parts, off)?;
@@ -1086,7 +1083,7 @@ impl Renderer {
         // With cast shadows, the blurred shadow too.
         let mut pts = pts;
         let mut pad = 0;
-        if self.table_mask.is_some() {
+        if self.shadows {
             let shadows: Vec<Point3<f64>> = pts
                 .iter()
                 .filter(|p| p.z >= 0.0)
