@@ -875,3 +875,58 @@ fn a_tag_gone_unseen_in_flight_holds_the_rest_until_friction_could_stop_it() {
         assert!(shots[0].lost.is_empty(), "{fps} fps: {:?}", shots[0].lost);
     }
 }
+
+/// Two turns of fish:0 (struck at frames 30 and 150), with fish:1 lying still at
+/// (300, 300) and coin:1 read 2.5 mm one side of its hole's centre until frame
+/// `switch` and 2 mm the other side after (a still coin's reading wandering in the
+/// hole's play); `in_hole`: false puts fish:1 away, so coin:1 lies loose. With
+/// `opening`, the clip opens at a declared start (each item where it truly lies).
+fn coin_read_apart_in_a_still_hole(in_hole: bool, switch: FrameIdx, opening: bool) -> Vec<Shot> {
+    let fps = 30.0;
+    let pose = move |f: FrameIdx| {
+        let (a, b) = (turning(fps, 30)(f), turning(fps, 150)(f));
+        Pose::fish(a.x + b.x - 500.0, 300.0, a.angle() + b.angle() - 0.3)
+    };
+    let mut frames = stream(fps, 240, 0.2, 0.2, pose);
+    for tf in &mut frames {
+        let shift = if tf.frame < switch { -2.5 } else { 2.0 };
+        let coin = &mut tf.items[1];
+        coin.pose = Pose::coin(300.0 + shift, 300.0);
+        if in_hole {
+            let mut fish = coin.clone();
+            fish.track = TrackId(2);
+            fish.item = Some(ItemId::fish(1));
+            fish.kind = ItemKind::Fish;
+            fish.pose = Pose::fish(300.0, 300.0, 1.0);
+            tf.items.push(fish);
+        }
+    }
+    if !opening {
+        return cut(fps, frames);
+    }
+    let mut declared = vec![
+        (ItemId::fish(0), pose(0)),
+        (ItemId::coin(1), Pose::coin(300.0, 300.0)),
+    ];
+    if in_hole {
+        declared.push((ItemId::fish(1), Pose::fish(300.0, 300.0, 1.0)));
+    }
+    cut_from(fps, frames, &declared)
+}
+
+/// A coin in a still tag's hole read a few millimetres apart at two rests (or at
+/// a clip's opening and its first flick) did not move (no R11 4.2); a loose coin
+/// read so far apart did, as far as the camera can tell.
+#[test]
+fn a_coin_read_apart_in_a_still_hole_is_not_disturbed() {
+    for (switch, opening, shot) in [(110, false, 1), (10, true, 0)] {
+        let disturbed = |in_hole: bool| {
+            let shots = coin_read_apart_in_a_still_hole(in_hole, switch, opening);
+            assert_eq!(shots.len(), 2, "{shots:?}");
+            let before = shots[shot].before.as_ref().expect("an interlude");
+            before.disturbed.iter().map(|d| d.item).collect::<Vec<_>>()
+        };
+        assert_eq!(disturbed(true), [], "opening {opening}");
+        assert_eq!(disturbed(false), [ItemId::coin(1)], "opening {opening}");
+    }
+}
