@@ -24,7 +24,7 @@
 //! a domain sweep (H.264 and MPEG-4, hands, tiles, camera drift), each picture
 //! against the one before it: no picture of a clean video has 2 corners, one has 1
 //! (sweep-013's frame 424, with 2 sharp steps in all). Damage may show only one:
-//! seed 3062's flip-145, frame 86, has 3×2 broken blocks 59–76 grey levels off, but
+//! seed 3062's flip-145, frame 86, has 3×2 broken blocks 58–76 grey levels off, but
 //! the broken blocks' own shading blurs the steps of their top and bottom sides, so
 //! only one grid corner is sharp on both lines (7 sharp steps in all); missed with 2
 //! corners asked, a lost coin was missed and a shot invented in silence. So one
@@ -258,8 +258,8 @@ fn outline_on_grid(a: &Small, b: &Small, (i, j): (usize, usize)) -> f32 {
     }
     let (mut on, mut all) = (0usize, 0usize);
     while let Some((x, y)) = todo.pop() {
-        // (neighbour, the grid coordinate of the edge to it, whether that edge is
-        // across x): a neighbour that changed too is in the region.
+        // A neighbour (nx, ny) that changed too is in the region; one that did not
+        // puts an edge of the outline on `line`, the grid coordinate between them.
         let mut look = |nx: usize, ny: usize, line: usize| {
             if changed(nx, ny) {
                 if !seen[ny * w + nx] {
