@@ -1985,7 +1985,7 @@ fn rest_relations(
 fn hole_holding(cfg: &ShotConfig, poses: &BTreeMap<ItemId, Pose>, coin: &Pose) -> Option<ItemId> {
     poses
         .iter()
-        .filter(|(id, _)| id.kind == ItemKind::Fish)
+        .filter(|(id, _)| id.is_fish())
         .map(|(id, p)| (*id, dist(p, coin)))
         .filter(|(_, d)| *d <= cfg.hole_reach())
         .min_by(|a, b| a.1.total_cmp(&b.1))
@@ -2038,7 +2038,7 @@ fn interlude(
     let fish_at_rest: BTreeMap<ItemId, Pose> = prev
         .end
         .iter()
-        .filter(|(id, _)| id.kind == ItemKind::Fish)
+        .filter(|(id, _)| id.is_fish())
         .filter_map(|(id, declared)| Some((*id, reference(id, declared, &entries_of(id)?))))
         .collect();
     for (id, pose) in start {
@@ -2079,7 +2079,7 @@ fn interlude(
                 // no move the camera can tell (still coins in holes read 3-5 mm
                 // apart, a false R11 4.2, in 10 sweep clips and f12). If the hole
                 // moved, its tag is disturbed and the coin with it.
-                if id.kind == ItemKind::Coin
+                if id.is_coin()
                     && hole_holding(cfg, &fish_at_rest, p0)
                         .is_some_and(|fid| hole_holding(cfg, start, pose) == Some(fid))
                 {
