@@ -438,7 +438,7 @@ impl Detector {
         }
         self.forget_tag_prints(&g, &sightings.fish, &mut sightings.occluders);
         sightings.coins = self.detect_coins(&g, &sightings.fish, &sightings.occluders);
-        self.seat_coins(&g, &sightings.fish, &mut sightings.coins);
+        self.seat_coins(view, &sightings.fish, &mut sightings.coins);
         let look_was_known = self.coin_look.is_some();
         self.learn_coin_look(&g, &sightings);
         if !look_was_known && self.coin_look.is_some() {
@@ -2334,6 +2334,68 @@ mod tests {
         assert!((at - pose.point()).norm() < 0.5, "placed at {at:?}");
         let (_, judged_empty) = judged(false);
         assert!(judged_empty.is_none(), "an empty hole is judged a coin");
+    }
+
+    /// A coin against its hole's rim, seen obliquely: the tag's top opening appears
+    /// pushed away from the camera, its near wall hides the near side of the floor
+    /// (and of a coin lying there), and its far wall shows inside the opening. The
+    /// seated coin is read where it lies, whichever side of the hole it lies on.
+    #[test]
+    fn a_coin_against_its_holes_rim_seen_obliquely_is_read_where_it_lies() {
+        let items = Items::default_set();
+        let fp = FishFootprint::new(&items);
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let camera_mm = 1.5;
+        let red = [200, 30, 40];
+        let camera = nalgebra::Point3::new(100.0, -900.0, 1000.0);
+        let parallax = view::Parallax {
+            foot: Point::new(camera.x, camera.y),
+            height: camera.z,
+        };
+        let pose = Pose::fish(100.0, 100.0, 0.0);
+        let hole = pose.point();
+        let (fish_h, coin_h) = (items.fish.thickness, items.coin.thickness);
+        let top = parallax.appear(hole, fish_h);
+        let tag_base = fp.placed(&pose);
+        let tag_top = fp.placed(&Pose::fish(top.x, top.y, 0.0));
+        let play = fp.hole_radius() - items.coin.radius;
+        for side in [-1.0, 1.0] {
+            let coin = hole + crate::geometry::Vector::new(0.0, side * play);
+            let coin_top = parallax.appear(coin, coin_h);
+            let scene = |p: Point| {
+                if (p - top).norm() < fp.hole_radius() {
+                    if (p - coin_top).norm() < items.coin.radius {
+                        [203.0, 152.0, 102.0]
+                    } else if (p - hole).norm() < fp.hole_radius() {
+                        [160.0, 120.0, 80.0]
+                    } else {
+                        // The far wall, in its own shade.
+                        [120.0, 20.0, 25.0]
+                    }
+                } else if tag_top.covers(p)
+                    || tag_base.covers(p)
+                    || (p - hole).norm() < fp.hole_radius()
+                {
+                    red.map(f64::from)
+                } else {
+                    [160.0, 120.0, 80.0]
+                }
+            };
+            let rgb = through_camera(&grid, scene, camera_mm);
+            let mut det = Detector::new(&items, &[red], table.clone(), DetectorConfig::default())
+                .seen_through(looking_straight_down(camera_mm))
+                .looked_at_from(Some(camera));
+            let s = det.detect(&TopView {
+                grid,
+                rgb: &rgb,
+                bgr: false,
+            });
+            assert_eq!(s.coins.len(), 1, "{s:?}");
+            // Where it stands, as the sightings are moved before the tracker sees them.
+            let at = parallax.lower(s.coins[0].pt_in_table, 0.5 * coin_h);
+            assert!((at - coin).norm() < 0.5, "coin at {coin:?}, read at {at:?}");
+        }
     }
 
     /// The table's edge seen from an angle: its side face a dark band about a coin
