@@ -1504,6 +1504,38 @@ pub(crate) fn judge(
                 theta: theta_last,
             };
             lost_unseen(&mut shot, item, lost, exit, (p_last, f_last), frame);
+        } else if cfg.table.signed_distance(com_last) <= reach {
+            // Nor does a coin stay unseen on an open table: nothing covered it, the
+            // tracker kept looking for it (an unseen item's gate widens), and it was
+            // not seen again, while an edge lies within its slide (its way read off
+            // by a few degrees runs along the edge instead of over it). It fell at
+            // the edge nearest where it vanished. On the randomised renders the two
+            // coins once judged on the table so (seed 531046's sweep-007, 3 mm from
+            // the edge at 351 mm/s, and sweep-017) were both lost.
+            let e = cfg.table.nearest_edge_point(com_last);
+            let to_edge = (e - com_last).norm();
+            let frame = f_last + 1;
+            shot.end.remove(&item);
+            doubt.remove(&item);
+            shot.notes.push(format!(
+                "{how}; nothing could hide it and it was not seen again, the edge {to_edge:.0} mm from where it vanished (it slides {reach:.0} mm at most): taken as fallen at ({:.0}, {:.0}) (unsure)",
+                e.x, e.y
+            ));
+            // As sure as the edge is near against how far it could slide.
+            let lost = measured(evidence::path_call(
+                reach - to_edge,
+                reach,
+                format!(
+                    "{how}; nothing could hide it, not seen again, an edge {to_edge:.0} mm away"
+                ),
+            ))
+            .with("edge_nearest_mm", to_edge);
+            let exit = Pose {
+                x: e.x,
+                y: e.y,
+                theta: None,
+            };
+            lost_unseen(&mut shot, item, lost, exit, (p_last, f_last), frame);
         } else {
             // Nothing could hide it: it should have been seen, a quarter as sure.
             let e = measured(evidence::path_call(

@@ -1347,3 +1347,67 @@ fn a_tag_gone_unseen_with_nothing_to_hide_it_fell_though_it_read_too_slow_to() {
     );
     assert!(!shot.end.contains_key(&fish(1)), "{:?}", shot.end);
 }
+
+/// A coin sliding along the far edge, its centre 3 mm inside it, is seen slowing and
+/// then never again, with nothing near to hide it (seed 531046's sweep-007: its path
+/// as read ran along the edge, not over it). It fell, at the nearest edge. One that
+/// vanishes as far from every edge as it could slide is kept on the table.
+#[test]
+fn a_coin_gone_unseen_by_the_edge_with_nothing_to_hide_it_fell() {
+    for (y, by_the_edge) in [(H - 3.0, true), (350.0, false)] {
+        let items = vec![
+            (fish(0), Pose::fish(200.0, 150.0, 0.0)),
+            (fish(1), Pose::fish(800.0, 150.0, 0.0)),
+            (coin(0), Pose::coin(200.0, 150.0)),
+            (coin(1), Pose::coin(400.0, y)),
+        ];
+        let fish_at = |p: Pose, k: usize| FishDetection {
+            pt_in_table: p.point(),
+            theta: p.theta.unwrap_or(0.0),
+            player_scores: if k == 0 {
+                vec![0.9, 0.05]
+            } else {
+                vec![0.05, 0.9]
+            },
+            confidence: 0.9,
+            partly_hidden: false,
+            exposure_share: None,
+        };
+        // fish:0 is flicked at frame 20 and stops; coin:1, struck at 25, slides along
+        // +x ever slower, then is never seen again.
+        let coin1_x = [400.0, 412.0, 422.0, 430.0, 436.0];
+        let dets: Vec<FrameDetections> = (0..90u64)
+            .map(|f| {
+                let mut d = FrameDetections::empty(f);
+                let x0 = 200.0 + 12.0 * (f.clamp(20, 30) - 20) as f64;
+                d.fish.push(fish_at(Pose::fish(x0, 150.0, 0.0), 0));
+                d.fish.push(fish_at(Pose::fish(800.0, 150.0, 0.0), 1));
+                d.coins = vec![coin_at(x0, 150.0)];
+                let k = f.saturating_sub(25) as usize;
+                if f < 25 {
+                    d.coins.push(coin_at(400.0, y));
+                } else if let Some(x) = coin1_x.get(k) {
+                    d.coins.push(coin_at(*x, y));
+                }
+                d
+            })
+            .collect();
+        let (_, shots) = track_and_cut(2, &dets, Some(&start_state(&items)));
+        assert_eq!(shots.len(), 1, "{shots:?}");
+        let shot = &shots[0];
+        let lost = shot.lost.iter().find(|l| l.item == coin(1));
+        if by_the_edge {
+            let lost = lost.unwrap_or_else(|| panic!("coin:1 not lost: {:?}", shot.notes));
+            assert!(
+                (lost.exit.y - H).abs() < 1e-6 && (lost.exit.x - 436.0).abs() < 10.0,
+                "exit {:?}; notes {:?}",
+                lost.exit,
+                shot.notes
+            );
+            assert!(!shot.end.contains_key(&coin(1)), "{:?}", shot.end);
+        } else {
+            assert!(lost.is_none(), "lost mid-table: {:?}", shot.notes);
+            assert!(shot.end.contains_key(&coin(1)), "{:?}", shot.end);
+        }
+    }
+}
