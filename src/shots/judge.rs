@@ -1463,21 +1463,40 @@ pub(crate) fn judge(
             shot.notes.push(format!(
                 "{how}; a hand covers its path: taken as hidden on the table (unsure)"
             ));
-        } else if item.is_fish() {
+        } else if item.is_fish() || cfg.table.signed_distance(com_last) <= reach {
             // A tag is too large to go unseen on an open table, and nothing covered
             // it: it left, though its last sightings make it too slow to get there
             // (a tag tipping over the edge is seen badly, tilted and blurred, and its
             // speed read low: on our randomised renders every tag judged so was
             // lost). It fell where its path meets the edge, or, where that lies
             // farther on than the tag reaches, at the edge nearest its last place.
-            let (lo, hi) = cfg.table.bounds();
-            let across = (hi - lo).norm();
-            let along = edge_crossing(&cfg.table, com_last, com_last + dir * across);
-            let reach_of_tag = cfg.footprint.reach();
-            let e = if (along - com_last).norm() <= reach_of_tag {
-                along
+            // Nor does a coin stay unseen on an open table while an edge lies within
+            // its slide: nothing covered it, the tracker kept looking for it (an
+            // unseen item's gate widens), and it was not seen again (its way read off
+            // by a few degrees runs along the edge instead of over it). It fell at
+            // the edge nearest where it vanished. On the randomised renders the two
+            // coins once judged on the table so (seed 531046's sweep-007, 3 mm from
+            // the edge at 351 mm/s, and sweep-017) were both lost.
+            let (e, bound, measure, unsure) = if item.is_fish() {
+                let (lo, hi) = cfg.table.bounds();
+                let across = (hi - lo).norm();
+                let along = edge_crossing(&cfg.table, com_last, com_last + dir * across);
+                let reach_of_tag = cfg.footprint.reach();
+                let e = if (along - com_last).norm() <= reach_of_tag {
+                    along
+                } else {
+                    cfg.table.nearest_edge_point(com_last)
+                };
+                let unsure = "too slow to get there as seen".to_string();
+                (e, reach_of_tag, "edge_along_path_mm", unsure)
             } else {
-                cfg.table.nearest_edge_point(com_last)
+                let unsure = format!("the nearest edge; it slides {reach:.0} mm at most");
+                (
+                    cfg.table.nearest_edge_point(com_last),
+                    reach,
+                    "edge_nearest_mm",
+                    unsure,
+                )
             };
             let to_edge = (e - com_last).norm();
             // Not seen in the next frame, so gone by then.
@@ -1485,55 +1504,23 @@ pub(crate) fn judge(
             shot.end.remove(&item);
             doubt.remove(&item);
             shot.notes.push(format!(
-                "{how}; nothing could hide it and it was not seen again: taken as fallen at ({:.0}, {:.0}), {to_edge:.0} mm on (unsure: too slow to get there as seen)",
+                "{how}; nothing could hide it and it was not seen again: taken as fallen at ({:.0}, {:.0}), {to_edge:.0} mm on (unsure: {unsure})",
                 e.x, e.y
             ));
-            // As sure as a tag left unseen on an open table would have been seen;
-            // the shorter the way to the edge, the surer.
+            // As sure as an item left unseen on an open table would have been seen;
+            // the shorter the way to the edge against the way it could go, the surer.
             let lost = measured(evidence::path_call(
-                reach_of_tag - to_edge,
-                reach_of_tag,
+                bound - to_edge,
+                bound,
                 format!(
                     "{how}; nothing could hide it, not seen again, the edge {to_edge:.0} mm on"
                 ),
             ))
-            .with("edge_along_path_mm", to_edge);
+            .with(measure, to_edge);
             let exit = Pose {
                 x: e.x,
                 y: e.y,
                 theta: theta_last,
-            };
-            lost_unseen(&mut shot, item, lost, exit, (p_last, f_last), frame);
-        } else if cfg.table.signed_distance(com_last) <= reach {
-            // Nor does a coin stay unseen on an open table: nothing covered it, the
-            // tracker kept looking for it (an unseen item's gate widens), and it was
-            // not seen again, while an edge lies within its slide (its way read off
-            // by a few degrees runs along the edge instead of over it). It fell at
-            // the edge nearest where it vanished. On the randomised renders the two
-            // coins once judged on the table so (seed 531046's sweep-007, 3 mm from
-            // the edge at 351 mm/s, and sweep-017) were both lost.
-            let e = cfg.table.nearest_edge_point(com_last);
-            let to_edge = (e - com_last).norm();
-            let frame = f_last + 1;
-            shot.end.remove(&item);
-            doubt.remove(&item);
-            shot.notes.push(format!(
-                "{how}; nothing could hide it and it was not seen again, the edge {to_edge:.0} mm from where it vanished (it slides {reach:.0} mm at most): taken as fallen at ({:.0}, {:.0}) (unsure)",
-                e.x, e.y
-            ));
-            // As sure as the edge is near against how far it could slide.
-            let lost = measured(evidence::path_call(
-                reach - to_edge,
-                reach,
-                format!(
-                    "{how}; nothing could hide it, not seen again, an edge {to_edge:.0} mm away"
-                ),
-            ))
-            .with("edge_nearest_mm", to_edge);
-            let exit = Pose {
-                x: e.x,
-                y: e.y,
-                theta: None,
             };
             lost_unseen(&mut shot, item, lost, exit, (p_last, f_last), frame);
         } else {

@@ -1290,6 +1290,22 @@ fn a_coin_seen_again_as_near_an_unseen_twin_is_recorded_with_that_look_alike() {
     assert!(s.iter().any(|&(n, _, k)| n >= 9 && k == 0), "{s:?}");
 }
 
+/// A whole tag of player `k` of two, read clearly in that player's colour.
+fn tag_of_two(p: Pose, k: usize) -> FishDetection {
+    FishDetection {
+        pt_in_table: p.point(),
+        theta: p.theta.unwrap_or(0.0),
+        player_scores: if k == 0 {
+            vec![0.9, 0.05]
+        } else {
+            vec![0.05, 0.9]
+        },
+        confidence: 0.9,
+        partly_hidden: false,
+        exposure_share: None,
+    }
+}
+
 /// A tag tipping over the edge is seen badly (tilted, blurred), its speed read low,
 /// then not at all (sweep-002, -006, -026, -032): a tag that nothing could hide and
 /// that is not seen again has left the table, though as seen it could not reach the
@@ -1302,18 +1318,6 @@ fn a_tag_gone_unseen_with_nothing_to_hide_it_fell_though_it_read_too_slow_to() {
         (coin(0), Pose::coin(100.0, 100.0)),
         (coin(1), Pose::coin(800.0, 300.0)),
     ];
-    let fish_at = |p: Pose, k: usize| FishDetection {
-        pt_in_table: p.point(),
-        theta: p.theta.unwrap_or(0.0),
-        player_scores: if k == 0 {
-            vec![0.9, 0.05]
-        } else {
-            vec![0.05, 0.9]
-        },
-        confidence: 0.9,
-        partly_hidden: false,
-        exposure_share: None,
-    };
     // fish:0 is flicked at frame 20 and stops; fish:1, struck at 25, is seen sliding
     // towards the edge at y = 700 ever slower (as misread), tail first (its centre
     // of mass trailing), then never again.
@@ -1322,10 +1326,10 @@ fn a_tag_gone_unseen_with_nothing_to_hide_it_fell_though_it_read_too_slow_to() {
         .map(|f| {
             let mut d = FrameDetections::empty(f);
             let x0 = 200.0 + 12.0 * (f.clamp(20, 30) - 20) as f64;
-            d.fish.push(fish_at(Pose::fish(x0, 300.0, 0.0), 0));
+            d.fish.push(tag_of_two(Pose::fish(x0, 300.0, 0.0), 0));
             let k = f.saturating_sub(25) as usize;
             if let Some(y) = fish1_y.get(k) {
-                d.fish.push(fish_at(Pose::fish(500.0, *y, -1.4), 1));
+                d.fish.push(tag_of_two(Pose::fish(500.0, *y, -1.4), 1));
             }
             d.coins = vec![coin_at(100.0, 100.0), coin_at(800.0, 300.0)];
             d
@@ -1361,18 +1365,6 @@ fn a_coin_gone_unseen_by_the_edge_with_nothing_to_hide_it_fell() {
             (coin(0), Pose::coin(200.0, 150.0)),
             (coin(1), Pose::coin(400.0, y)),
         ];
-        let fish_at = |p: Pose, k: usize| FishDetection {
-            pt_in_table: p.point(),
-            theta: p.theta.unwrap_or(0.0),
-            player_scores: if k == 0 {
-                vec![0.9, 0.05]
-            } else {
-                vec![0.05, 0.9]
-            },
-            confidence: 0.9,
-            partly_hidden: false,
-            exposure_share: None,
-        };
         // fish:0 is flicked at frame 20 and stops; coin:1, struck at 25, slides along
         // +x ever slower, then is never seen again.
         let coin1_x = [400.0, 412.0, 422.0, 430.0, 436.0];
@@ -1380,8 +1372,8 @@ fn a_coin_gone_unseen_by_the_edge_with_nothing_to_hide_it_fell() {
             .map(|f| {
                 let mut d = FrameDetections::empty(f);
                 let x0 = 200.0 + 12.0 * (f.clamp(20, 30) - 20) as f64;
-                d.fish.push(fish_at(Pose::fish(x0, 150.0, 0.0), 0));
-                d.fish.push(fish_at(Pose::fish(800.0, 150.0, 0.0), 1));
+                d.fish.push(tag_of_two(Pose::fish(x0, 150.0, 0.0), 0));
+                d.fish.push(tag_of_two(Pose::fish(800.0, 150.0, 0.0), 1));
                 d.coins = vec![coin_at(x0, 150.0)];
                 let k = f.saturating_sub(25) as usize;
                 if f < 25 {
