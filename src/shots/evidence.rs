@@ -63,6 +63,33 @@ pub(super) fn exit(
     decision(Call::Exit, item, None, e)
 }
 
+/// An exit taken at the edge point nearest where an item vanished, its way unknown:
+/// it may have crossed anywhere along the edge within its reach, `spread` mm either
+/// side of that point, and the call is as sure as that spread allows.
+pub(super) fn exit_guessed(
+    item: ItemId,
+    exit: Point,
+    from: Point,
+    from_frame: FrameIdx,
+    cross_frame: FrameIdx,
+    spread: f64,
+) -> Decision {
+    let expected_error = REST_PRECISION_MM + spread;
+    let e = Evidence::new(
+        sure(EXIT_TOLERANCE_MM - expected_error, MOTION_PRECISION_MM),
+        format!(
+            "{item} crossed the edge near ({:.0}, {:.0}), the edge's nearest point to where it vanished; it may have crossed up to {spread:.0} mm either side",
+            exit.x, exit.y
+        ),
+    )
+    .at([from_frame, cross_frame])
+    .with("extrapolated_mm", (exit - from).norm())
+    .with("spread_mm", spread)
+    .with("expected_error_mm", expected_error)
+    .with("tolerance_mm", EXIT_TOLERANCE_MM);
+    decision(Call::Exit, item, None, e)
+}
+
 /// What the tracker saw of an item it followed off the table.
 pub(super) struct SeenLeaving {
     pub item: ItemId,

@@ -1432,6 +1432,7 @@ pub(crate) fn judge(
                 },
                 seen_last,
                 frame,
+                None,
             );
         } else if let Some((dh, fid)) = hide {
             hidden_call(
@@ -1477,28 +1478,24 @@ pub(crate) fn judge(
             // the edge nearest where it vanished. On the randomised renders the two
             // coins once judged on the table so (seed 531046's sweep-007, 3 mm from
             // the edge at 351 mm/s, and sweep-017) were both lost.
-            let (e, bound, measure, unsure) = if item.is_fish() {
+            let nearest = cfg.table.nearest_edge_point(com_last);
+            let (e, guessed, bound, measure, unsure) = if item.is_fish() {
                 let (lo, hi) = cfg.table.bounds();
                 let across = (hi - lo).norm();
                 let along = edge_crossing(&cfg.table, com_last, com_last + dir * across);
                 let reach_of_tag = cfg.footprint.reach();
-                let e = if (along - com_last).norm() <= reach_of_tag {
-                    along
-                } else {
-                    cfg.table.nearest_edge_point(com_last)
-                };
+                let on_path = (along - com_last).norm() <= reach_of_tag;
+                let e = if on_path { along } else { nearest };
                 let unsure = "too slow to get there as seen".to_string();
-                (e, reach_of_tag, "edge_along_path_mm", unsure)
+                (e, !on_path, reach_of_tag, "edge_along_path_mm", unsure)
             } else {
                 let unsure = format!("the nearest edge; it slides {reach:.0} mm at most");
-                (
-                    cfg.table.nearest_edge_point(com_last),
-                    reach,
-                    "edge_nearest_mm",
-                    unsure,
-                )
+                (nearest, true, reach, "edge_nearest_mm", unsure)
             };
             let to_edge = (e - com_last).norm();
+            // Taken at the nearest edge point, its way unknown: it may have crossed
+            // anywhere on the edge within its reach, half that chord either side.
+            let spread = guessed.then(|| (bound * bound - to_edge * to_edge).max(0.0).sqrt());
             // Not seen in the next frame, so gone by then.
             let frame = f_last + 1;
             shot.end.remove(&item);
@@ -1522,7 +1519,7 @@ pub(crate) fn judge(
                 y: e.y,
                 theta: theta_last,
             };
-            lost_unseen(&mut shot, item, lost, exit, (p_last, f_last), frame);
+            lost_unseen(&mut shot, item, lost, exit, (p_last, f_last), frame, spread);
         } else {
             // Nothing could hide it: it should have been seen, a quarter as sure.
             let e = measured(evidence::path_call(
@@ -1650,6 +1647,7 @@ fn lost_with_their_fish(
                 exit,
                 (with.exit.point(), with.frame),
                 with.frame,
+                None,
             ),
         }
         shot.end.remove(&coin);
@@ -1661,7 +1659,8 @@ fn lost_with_their_fish(
 }
 
 /// An item taken as lost unseen: the loss's call, its exit's (resting on a path never
-/// seen to reach the edge, so no surer than the loss), and the loss itself, from
+/// seen to reach the edge, so no surer than the loss; or, with `spread`, the edge's
+/// nearest point, its way unknown that far either side), and the loss itself, from
 /// where and when it was last seen.
 fn lost_unseen(
     shot: &mut Shot,
@@ -1670,8 +1669,12 @@ fn lost_unseen(
     exit: Pose,
     (p_last, f_last): (Point, u64),
     frame: u64,
+    spread: Option<f64>,
 ) {
-    let mut exit_call = evidence::exit(item, exit.point(), p_last, f_last, frame);
+    let mut exit_call = match spread {
+        Some(s) => evidence::exit_guessed(item, exit.point(), p_last, f_last, frame, s),
+        None => evidence::exit(item, exit.point(), p_last, f_last, frame),
+    };
     exit_call.evidence.confidence = exit_call.evidence.confidence.min(lost.confidence);
     shot.decisions
         .push(evidence::decision(Call::LostUnseen, item, None, lost));
