@@ -48,18 +48,13 @@ pub(super) fn exit(
     cross_frame: FrameIdx,
 ) -> Decision {
     let extrapolated = (exit - from).norm();
+    let why = format!(
+        "{item} crossed the edge at ({:.0}, {:.0}), {extrapolated:.0} mm from where it was last seen",
+        exit.x, exit.y
+    );
     let expected_error = REST_PRECISION_MM + EXIT_DRIFT_PER_MM * extrapolated;
-    let e = Evidence::new(
-        sure(EXIT_TOLERANCE_MM - expected_error, MOTION_PRECISION_MM),
-        format!(
-            "{item} crossed the edge at ({:.0}, {:.0}), {extrapolated:.0} mm from where it was last seen",
-            exit.x, exit.y
-        ),
-    )
-    .at([from_frame, cross_frame])
-    .with("extrapolated_mm", extrapolated)
-    .with("expected_error_mm", expected_error)
-    .with("tolerance_mm", EXIT_TOLERANCE_MM);
+    let e = exit_evidence(expected_error, why, [from_frame, cross_frame])
+        .with("extrapolated_mm", extrapolated);
     decision(Call::Exit, item, None, e)
 }
 
@@ -74,20 +69,25 @@ pub(super) fn exit_guessed(
     cross_frame: FrameIdx,
     spread: f64,
 ) -> Decision {
-    let expected_error = REST_PRECISION_MM + spread;
-    let e = Evidence::new(
-        sure(EXIT_TOLERANCE_MM - expected_error, MOTION_PRECISION_MM),
-        format!(
-            "{item} crossed the edge near ({:.0}, {:.0}), the edge's nearest point to where it vanished; it may have crossed up to {spread:.0} mm either side",
-            exit.x, exit.y
-        ),
-    )
-    .at([from_frame, cross_frame])
-    .with("extrapolated_mm", (exit - from).norm())
-    .with("spread_mm", spread)
-    .with("expected_error_mm", expected_error)
-    .with("tolerance_mm", EXIT_TOLERANCE_MM);
+    let why = format!(
+        "{item} crossed the edge near ({:.0}, {:.0}), the edge's nearest point to where it vanished; it may have crossed up to {spread:.0} mm either side",
+        exit.x, exit.y
+    );
+    let e = exit_evidence(REST_PRECISION_MM + spread, why, [from_frame, cross_frame])
+        .with("extrapolated_mm", (exit - from).norm())
+        .with("spread_mm", spread);
     decision(Call::Exit, item, None, e)
+}
+
+/// An exit's evidence, as sure as `expected_error` lies within the exit tolerance.
+fn exit_evidence(expected_error: f64, why: String, frames: [FrameIdx; 2]) -> Evidence {
+    Evidence::new(
+        sure(EXIT_TOLERANCE_MM - expected_error, MOTION_PRECISION_MM),
+        why,
+    )
+    .at(frames)
+    .with("expected_error_mm", expected_error)
+    .with("tolerance_mm", EXIT_TOLERANCE_MM)
 }
 
 /// What the tracker saw of an item it followed off the table.
