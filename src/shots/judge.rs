@@ -1494,8 +1494,10 @@ pub(crate) fn judge(
             };
             let to_edge = (e - com_last).norm();
             // Taken at the nearest edge point, its way unknown: it may have crossed
-            // anywhere on the edge within its reach, half that chord either side.
-            let spread = guessed.then(|| (bound * bound - to_edge * to_edge).max(0.0).sqrt());
+            // the edge anywhere within its reach of where it vanished, up to that
+            // reach either side (the reach itself is only a friction estimate, and a
+            // tag here may lie farther from every edge than it).
+            let spread = guessed.then_some(bound);
             // Not seen in the next frame, so gone by then.
             let frame = f_last + 1;
             shot.end.remove(&item);
