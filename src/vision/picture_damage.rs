@@ -206,23 +206,10 @@ fn grid_steps(a: &Small, b: &Small) -> GridSteps {
     }
     let is_v = |r: usize, j: usize| sharp_v[r * (cols + 1) + j];
     let is_h = |i: usize, c: usize| sharp_h[i * cols + c];
-    // Sharp steps in a row along grid column j through block row r (0 if r's is not).
-    let run_v = |r: usize, j: usize| {
-        if !is_v(r, j) {
-            return 0;
-        }
-        let up = (0..r).rev().take_while(|&k| is_v(k, j)).count();
-        let down = (r + 1..rows).take_while(|&k| is_v(k, j)).count();
-        1 + up + down
-    };
-    let run_h = |i: usize, c: usize| {
-        if !is_h(i, c) {
-            return 0;
-        }
-        let left = (0..c).rev().take_while(|&k| is_h(i, k)).count();
-        let right = (c + 1..cols).take_while(|&k| is_h(i, k)).count();
-        1 + left + right
-    };
+    // Sharp steps in a row along grid column j through block row r, and along grid
+    // row i through block column c (0 if that step is not sharp).
+    let run_v = |r: usize, j: usize| run_through(r, rows, |k| is_v(k, j));
+    let run_h = |i: usize, c: usize| run_through(c, cols, |k| is_h(i, k));
     // Grid node (i, j): vertical steps above (row i-1) or below (row i) it, and
     // horizontal steps left (column j-1) or right (column j) of it.
     for i in 1..rows {
@@ -238,6 +225,17 @@ fn grid_steps(a: &Small, b: &Small) -> GridSteps {
         }
     }
     out
+}
+
+/// How many sharp steps lie in a row through step `k` of a grid line `n` steps long
+/// (`sharp` says which are), 0 if step `k` is not sharp.
+fn run_through(k: usize, n: usize, sharp: impl Fn(usize) -> bool) -> usize {
+    if !sharp(k) {
+        return 0;
+    }
+    let before = (0..k).rev().take_while(|&m| sharp(m)).count();
+    let after = (k + 1..n).take_while(|&m| sharp(m)).count();
+    1 + before + after
 }
 
 /// Of the outline of the change about grid node (i, j) (the pixels that changed by
