@@ -103,12 +103,13 @@ fn run() -> Result<(), String> {
             }
         }
     };
-    // A second tracker fed the same frames, only to print what it believes.
+    // A second tracker fed the same frames, only to print what it believes; built as
+    // `Analysis` builds its own (a clip with no start state opens a match, R2).
     let cfg = TrackerConfig::new(a.fps, game.player_count(), cal.table.clone(), &game.items)
         .map_err(|e| e.to_string())?;
     let mut probe = match &start {
         Some(s) => Tracker::with_start(cfg, s),
-        None => Tracker::new(cfg),
+        None => Tracker::at_opening(cfg),
     };
     let file = std::fs::File::open(&a.dump).map_err(|e| format!("{}: {e}", a.dump.display()))?;
     let mut dets = Vec::new();

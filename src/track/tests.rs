@@ -462,6 +462,47 @@ fn a_coin_never_seen_in_its_hole_at_a_matchs_opening_leaves_with_its_fish() {
     }
 }
 
+/// As above, but the eye glimpses coin:1 in its hole for a single frame just as the
+/// opening look ends (a hand coming, a flicker): too short to confirm it. R2 still
+/// says the coin lies there, so it is that hole's coin, and it leaves with its fish.
+/// Before, the glimpse filled the hole when the coins were counted, then was dropped
+/// unconfirmed, and coin:1 was never on the table at all.
+#[test]
+fn a_coin_glimpsed_once_in_its_hole_at_a_matchs_opening_is_its_owners() {
+    for fps in RATES {
+        let hole0 = Point::new(300.0, 400.0);
+        // Every fish is named once confirmed (`confirm_s`, from the first frame);
+        // the opening look ends a second later, and the glimpse falls on the frame
+        // before the count.
+        let frames_of = |s: f64| (s * fps).round().max(1.0) as FrameIdx;
+        let glimpse = frames_of(table_config(fps, 2).confirm_s) - 1 + frames_of(1.0) - 1;
+        let dets: Vec<FrameDetections> = frames(fps, 3.0)
+            .map(|(f, t)| {
+                let start = Point::new(500.0, 100.0);
+                let hole1 = advance(start, Vector::new(0.0, -1400.0), (t - 1.5).max(0.0), 2000.0).0;
+                let fish: Vec<_> = [(0, hole0, 0.0), (1, hole1, -std::f64::consts::FRAC_PI_2)]
+                    .into_iter()
+                    .filter(|(_, p, _)| p.y > -20.0)
+                    .collect();
+                let mut coins = vec![hole0];
+                if f == glimpse {
+                    coins.push(start);
+                }
+                frame_of(f, 2, &fish, &coins)
+            })
+            .collect();
+        let shots = shots_at_opening(fps, 2, &dets);
+        let lost: Vec<ItemId> = shots
+            .iter()
+            .flat_map(|s| s.lost.iter().map(|l| l.item))
+            .collect();
+        assert!(
+            lost.contains(&ItemId::fish(1)) && lost.contains(&ItemId::coin(1)),
+            "{fps} fps: lost {lost:?}"
+        );
+    }
+}
+
 /// A coin carried unseen in a hole that has not moved since (here placed there by
 /// R2 at a match's opening and never made out) is still there: a coin sighted 250 mm
 /// away a second later (put back into another fish's hole), beyond a kick's reach in

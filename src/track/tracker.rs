@@ -2371,11 +2371,19 @@ impl Tracker {
         if coins.len() + empty_holes.len() != players {
             return;
         }
-        // A nameless coin over a hole now is that hole's owner's.
+        // A nameless coin over a hole now is that hole's owner's. So is one only
+        // glimpsed so far (still tentative): it filled the hole in the count above,
+        // and R2 says a coin lies there, so it is confirmed as that coin. Left
+        // tentative, it would be dropped unseen and the hole's owner would have no
+        // coin at all (f09: the struck tag's coin, glimpsed once as the hand came,
+        // was then never placed, and the mover's coin, thrown off unseen, took its
+        // sighting at rest).
         let nameless_over_holes: Vec<(usize, TrackId, ItemId)> = (0..self.tracks.len())
             .filter(|&c| {
                 let t = &self.tracks[c];
-                t.kind == ItemKind::Coin && t.item.is_none() && t.state.on_table()
+                t.kind == ItemKind::Coin
+                    && t.item.is_none()
+                    && (t.state.on_table() || t.state == TrackState::Tentative)
             })
             .filter_map(|c| {
                 let p = self.tracks[c].pos;
@@ -2392,11 +2400,19 @@ impl Tracker {
             let t = &mut self.tracks[c];
             t.item = Some(id);
             t.rides = Some(carrier);
-            events.push(TrackEvent::IdentityChanged {
-                track: t.id,
-                from: None,
-                to: id,
-            });
+            if t.state == TrackState::Tentative {
+                t.state = TrackState::Tracked;
+                events.push(TrackEvent::Confirmed {
+                    track: t.id,
+                    item: Some(id),
+                });
+            } else {
+                events.push(TrackEvent::IdentityChanged {
+                    track: t.id,
+                    from: None,
+                    to: id,
+                });
+            }
             events.push(TrackEvent::Origin {
                 track: t.id,
                 item: Some(id),
