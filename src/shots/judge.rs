@@ -874,13 +874,29 @@ pub(crate) fn judge(
         .filter(|(st, _, _)| st.hidden_until.is_none())
         .map(|(st, _, _)| st.frame)
         .min();
+    // And a coin hidden when it started set off no earlier than the first tag did:
+    // a coin moves when something strikes it, and a start guessed for one unseen is
+    // no evidence that the player struck a coin first (R11 1.1). The foreign f12:
+    // the mover's coin under the fingers, guessed off four frames before the tag it
+    // lay in was seen leaving; f08: a loose coin hidden as the tag came, guessed off
+    // a frame before that tag.
+    let first_tag = found
+        .iter()
+        .filter(|(_, is_coin, _)| !is_coin)
+        .map(|(st, _, _)| st.frame)
+        .min();
     let mut starts: Vec<(FrameIdx, bool, TrackId)> = found
         .iter()
         .map(|(st, is_coin, id)| {
-            let f = match (st.hidden_until, first_seen) {
+            let mut f = match (st.hidden_until, first_seen) {
                 (Some(f1), Some(fs)) if f1 > fs => st.frame.max(fs),
                 _ => st.frame,
             };
+            if *is_coin && st.hidden_until.is_some() {
+                if let Some(ft) = first_tag {
+                    f = f.max(ft);
+                }
+            }
             (f, *is_coin, *id)
         })
         .collect();
