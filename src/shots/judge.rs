@@ -1749,16 +1749,20 @@ fn judge_gone_from_hole(
         .with("reach_mm", reach)
         .with("hole_speed_mm_s", v_max)
         .hidden(Some("fish hole".into()));
-        shot.decisions
-            .push(evidence::decision(Call::LostUnseen, item, None, lost));
-        // Where it really crossed is not known: the nearest edge point is a guess
-        // that grows with the distance the coin flew.
-        shot.decisions.push(evidence::exit(item, e, p, f, f + 1));
-        shot.lost.push(LostItem {
+        // Where it really crossed is not known: when and which way it left the
+        // hole are not seen, so it may have crossed anywhere along the edge within
+        // its reach of that point (the foreign f09: taken at the edge nearest where
+        // the hole passed, 28 mm from where the coin crossed, and called as sure as
+        // the loss).
+        lost_unseen(
+            shot,
             item,
-            frame: f + 1,
-            exit: Pose::coin(e.x, e.y),
-        });
+            lost,
+            Pose::coin(e.x, e.y),
+            (p, f),
+            f + 1,
+            Some(reach),
+        );
         return;
     }
     let under = resting_fish

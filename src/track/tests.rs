@@ -10,7 +10,7 @@ use super::{
 use crate::config::Items;
 use crate::geometry::{Point, Table, Vector};
 use crate::model::{FrameIdx, ItemId, Pose};
-use crate::record::{Shot, StartState};
+use crate::record::{Call, Shot, StartState, DEFAULT_REVIEW_BELOW};
 use crate::shots::{ShotConfig, ShotCutter};
 
 /// One frame's detections: player 0's fish (hole centre, heading) and coins.
@@ -258,6 +258,16 @@ fn a_coin_gone_unseen_from_the_hole_of_a_resting_fish_is_lost_not_kept_in_it() {
                 !shots[0].end.contains_key(&ItemId::coin(0)),
                 "{fps} fps: {:?}",
                 shots[0].end
+            );
+            // Where along the edge it crossed is a guess: flagged for review.
+            let exit_call = shots[0]
+                .decisions
+                .iter()
+                .find(|d| d.call == Call::Exit && d.item == ItemId::coin(0))
+                .map(|d| d.evidence.confidence);
+            assert!(
+                exit_call.is_some_and(|c| c < DEFAULT_REVIEW_BELOW),
+                "{fps} fps: exit call {exit_call:?}"
             );
         }
     }
