@@ -273,6 +273,49 @@ fn a_coin_gone_unseen_from_the_hole_of_a_resting_fish_is_lost_not_kept_in_it() {
     }
 }
 
+/// A fish lies with its coin seen in its hole 400 mm from the near edge and is
+/// flicked straight over that edge; the coin is not seen again, the fish is seen
+/// beyond the edge. The coin is lost with it, but where it crossed is known only if
+/// it stayed in the hole all the way: its exit is called from where the coin was
+/// last seen, 400 mm back, and flagged for review (before: "0 mm from where it was
+/// last seen", as sure as the loss; seed 531046's sweep-001 had such a coin cross
+/// 420 mm from there).
+#[test]
+fn a_coin_carried_off_unseen_has_its_exit_called_from_where_it_was_last_seen() {
+    for fps in RATES {
+        let hole = |t: f64| {
+            advance(
+                Point::new(500.0, 400.0),
+                Vector::new(0.0, -2500.0),
+                (t - 0.3).max(0.0),
+                2000.0,
+            )
+            .0
+        };
+        let dets: Vec<FrameDetections> = frames(fps, 2.0)
+            .map(|(f, t)| {
+                let p = hole(t);
+                let coins = if t < 0.3 { vec![p] } else { vec![] };
+                let fish = (p.y > -40.0).then_some((p, -std::f64::consts::FRAC_PI_2));
+                frame(f, fish, &coins)
+            })
+            .collect();
+        let shots = shots(fps, &dets);
+        let lost: Vec<ItemId> = shots[0].lost.iter().map(|l| l.item).collect();
+        assert!(lost.contains(&ItemId::coin(0)), "{fps} fps: lost {lost:?}");
+        let exit = shots[0]
+            .decisions
+            .iter()
+            .find(|d| d.call == Call::Exit && d.item == ItemId::coin(0))
+            .map(|d| (d.evidence.confidence, d.evidence.why.clone()));
+        assert!(
+            exit.as_ref()
+                .is_some_and(|(c, _)| *c < DEFAULT_REVIEW_BELOW),
+            "{fps} fps: exit call {exit:?}"
+        );
+    }
+}
+
 /// A fish pushed slowly toward the near edge comes to rest with its hole 6 mm
 /// over it (its body, and so its centre of mass, still on the table), a finger
 /// left on its tail (partly hidden: its empty hole alone proves nothing). The coin
