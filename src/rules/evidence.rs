@@ -195,16 +195,18 @@ fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidenc
                 // A put-back seen: how far it lies from the duty's pose (a fish's
                 // legal pose, a coin's hole), beyond the placing tolerance.
                 Some(p) => {
-                    let duty = state
-                        .duties
-                        .iter()
-                        .find(|d| d.item == p.item)
-                        .and_then(|d| d.pose);
-                    let (conf, off) = match duty {
+                    let duty = state.duties.iter().find(|d| d.item == p.item);
+                    // Judged against the duty's pose, the call is no surer than that
+                    // pose: a fish's legal pose follows its exit, and an exit
+                    // extrapolated or guessed may lie tens of mm from where it left.
+                    let duty_sure = duty
+                        .and_then(|d| d.decision.as_ref())
+                        .map_or(1.0, |e| e.confidence);
+                    let (conf, off) = match duty.and_then(|d| d.pose) {
                         Some(q) => {
                             let off = (q.point() - p.pose.point()).norm();
                             (
-                                sure(off - OBSERVED_TOLERANCE_MM, REST_PRECISION_MM),
+                                sure(off - OBSERVED_TOLERANCE_MM, REST_PRECISION_MM).min(duty_sure),
                                 Some(off),
                             )
                         }
@@ -216,7 +218,8 @@ fn violation_evidence(state: &MatchState, shot: &Shot, v: &Violation) -> Evidenc
                     if let Some(off) = off {
                         e = e
                             .with("off_duty_pose_mm", off)
-                            .with("tolerance_mm", OBSERVED_TOLERANCE_MM);
+                            .with("tolerance_mm", OBSERVED_TOLERANCE_MM)
+                            .with("duty_confidence", duty_sure);
                     }
                     no_surer_than_identity(shot, p.item, e)
                 }

@@ -7,8 +7,8 @@ use fishtrack::config::{parse_checked, Game, GameFile, Items, Player};
 use fishtrack::eval::{evaluate, TruthPoses};
 use fishtrack::model::{FrameIdx, ItemId, Pose};
 use fishtrack::record::{
-    sure, Call, Decision, DisturbedItem, Evidence, Identity, Interlude, LostItem, Record, Shot,
-    OLDEST_RECORD_VERSION, RECORD_VERSION,
+    sure, Call, Decision, DisturbedItem, Evidence, Identity, Interlude, LostItem, PlacedItem,
+    Record, Shot, OLDEST_RECORD_VERSION, RECORD_VERSION,
 };
 use std::path::Path;
 
@@ -179,6 +179,67 @@ fn a_violation_is_as_sure_as_the_first_mover_it_rests_on() {
     assert!((d.confidence - sure(0.5, 0.5)).abs() < 1e-9);
     assert_eq!(d.measured.get("lead_frames"), Some(&1.0));
     assert!(scored.flagged().iter().any(|f| f.code == Some("1.1")));
+}
+
+/// fish:1 is lost over the right edge in shot 0, its exit only guessed (0.2), and put
+/// back in the interlude before shot 1 touching the edge 60 mm from that exit: an R6b
+/// put-back off its pose (2.3). Judged against a pose that follows a guessed exit,
+/// the call is no surer than the exit, and so flagged (before: as sure as the 60 mm
+/// margin alone, 1.00).
+#[test]
+fn a_put_back_judged_against_a_guessed_exit_is_no_surer_than_the_exit() {
+    let fish1 = ItemId::fish(1);
+    let mut s0 = shot(0);
+    s0.start.remove(&ItemId::coin(1));
+    s0.end.remove(&ItemId::coin(1));
+    lose(&mut s0, fish1, 0.99);
+    s0.lost[0].exit = Pose::fish(1000.0, 300.0, 0.0);
+    s0.decisions.push(Decision {
+        call: Call::Exit,
+        item: fish1,
+        other: None,
+        evidence: Evidence::new(0.2, "fish:1 crossed the edge near (1000, 300), a guess"),
+    });
+    let table =
+        fishtrack::geometry::Table::from_corners(record(vec![]).table_mm.as_ref().expect("table"))
+            .expect("table");
+    let duty = fishtrack::rules::rescore(&game(), &table, &record(vec![s0.clone()]))
+        .expect("scores")
+        .shots[0]
+        .put_back
+        .iter()
+        .find(|p| p.item == fish1)
+        .and_then(|p| p.pose)
+        .expect("a legal pose for fish:1");
+    let mut s1 = shot(1);
+    s1.start.remove(&ItemId::coin(1));
+    s1.end.remove(&ItemId::coin(1));
+    let placed = Pose::fish(duty.x, duty.y + 60.0, duty.angle());
+    s1.start.insert(fish1, placed);
+    s1.end.insert(fish1, placed);
+    s1.before = Some(Interlude {
+        placed: vec![PlacedItem {
+            item: fish1,
+            frame: 80,
+            pose: placed,
+        }],
+        ..Default::default()
+    });
+    s1.decisions.push(Decision {
+        call: Call::FirstMoved,
+        item: ItemId::fish(1),
+        other: None,
+        evidence: Evidence::new(0.99, "fish:1 set off"),
+    });
+    let scored = fishtrack::rules::rescore(&game(), &table, &record(vec![s0, s1])).expect("scores");
+    let v = scored.shots[1]
+        .violations
+        .iter()
+        .find(|v| v.code == "2.3")
+        .unwrap_or_else(|| panic!("no 2.3: {:?}", scored.shots[1].violations));
+    let d = v.decision.as_ref().expect("the violation carries evidence");
+    assert!(d.confidence <= 0.2 + 1e-9, "{d:?}");
+    assert!(scored.flagged().iter().any(|f| f.code == Some("2.3")));
 }
 
 struct NoPoses;
