@@ -476,36 +476,53 @@ fn a_coin_seen_again_where_it_lay_after_its_fish_left_stayed_behind() {
     }
 }
 
-/// A match opens (no start state) with two fish at rest; the eye finds coin:0 in
-/// fish:0's hole but never makes out coin:1 in fish:1's. At 1.5 s fish:1 is flicked
-/// straight off the near edge. By R2 coin:1 lay in that hole, so it left the table
-/// with its fish (both lost). When instead a coin is seen loose elsewhere at the
-/// opening (not a match opened by R2), nothing is placed in the empty hole, and
-/// fish:1 leaves alone.
+/// A match opens (no start state) with two fish at rest, coin:0 seen in fish:0's
+/// hole at (300, 400); fish:1 lies at (500, 100) and is flicked at 1.5 s straight off
+/// the near edge. `more_coins(frame)` are the other coins seen in a frame. The items
+/// lost over the clip.
+fn lost_as_fish1_leaves_an_opening(
+    fps: f64,
+    more_coins: impl Fn(FrameIdx) -> Vec<Point>,
+) -> Vec<ItemId> {
+    let hole0 = Point::new(300.0, 400.0);
+    let dets: Vec<FrameDetections> = frames(fps, 3.0)
+        .map(|(f, t)| {
+            let hole1 = advance(
+                fish1_at_opening(),
+                Vector::new(0.0, -1400.0),
+                (t - 1.5).max(0.0),
+                2000.0,
+            )
+            .0;
+            let fish: Vec<_> = [(0, hole0, 0.0), (1, hole1, -std::f64::consts::FRAC_PI_2)]
+                .into_iter()
+                .filter(|(_, p, _)| p.y > -20.0)
+                .collect();
+            let coins: Vec<Point> = std::iter::once(hole0).chain(more_coins(f)).collect();
+            frame_of(f, 2, &fish, &coins)
+        })
+        .collect();
+    shots_at_opening(fps, 2, &dets)
+        .iter()
+        .flat_map(|s| s.lost.iter().map(|l| l.item))
+        .collect()
+}
+
+/// Where fish:1 lies in [`lost_as_fish1_leaves_an_opening`] until it is flicked.
+fn fish1_at_opening() -> Point {
+    Point::new(500.0, 100.0)
+}
+
+/// In that opening the eye never makes out coin:1 in fish:1's hole. By R2 coin:1 lay
+/// in that hole, so it left the table with its fish (both lost). When instead a coin
+/// is seen loose elsewhere at the opening (not a match opened by R2), nothing is
+/// placed in the empty hole, and fish:1 leaves alone.
 #[test]
 fn a_coin_never_seen_in_its_hole_at_a_matchs_opening_leaves_with_its_fish() {
     for fps in RATES {
         for loose in [None, Some(Point::new(700.0, 500.0))] {
-            let hole0 = Point::new(300.0, 400.0);
-            let dets: Vec<FrameDetections> = frames(fps, 3.0)
-                .map(|(f, t)| {
-                    let start = Point::new(500.0, 100.0);
-                    let hole1 =
-                        advance(start, Vector::new(0.0, -1400.0), (t - 1.5).max(0.0), 2000.0).0;
-                    let fish: Vec<_> = [(0, hole0, 0.0), (1, hole1, -std::f64::consts::FRAC_PI_2)]
-                        .into_iter()
-                        .filter(|(_, p, _)| p.y > -20.0)
-                        .collect();
-                    let coins: Vec<Point> = std::iter::once(hole0).chain(loose).collect();
-                    frame_of(f, 2, &fish, &coins)
-                })
-                .collect();
-            let shots = shots_at_opening(fps, 2, &dets);
-            let lost: Vec<ItemId> = shots
-                .iter()
-                .flat_map(|s| s.lost.iter().map(|l| l.item))
-                .collect();
-            assert!(lost.contains(&ItemId::fish(1)), "{fps} fps: {shots:#?}");
+            let lost = lost_as_fish1_leaves_an_opening(fps, |_| loose.into_iter().collect());
+            assert!(lost.contains(&ItemId::fish(1)), "{fps} fps: lost {lost:?}");
             assert_eq!(
                 lost.contains(&ItemId::coin(1)),
                 loose.is_none(),
@@ -523,32 +540,18 @@ fn a_coin_never_seen_in_its_hole_at_a_matchs_opening_leaves_with_its_fish() {
 #[test]
 fn a_coin_glimpsed_once_in_its_hole_at_a_matchs_opening_is_its_owners() {
     for fps in RATES {
-        let hole0 = Point::new(300.0, 400.0);
         // Every fish is named once confirmed (`confirm_s`, from the first frame);
         // the opening look ends a second later, and the glimpse falls on the frame
         // before the count.
         let frames_of = |s: f64| (s * fps).round().max(1.0) as FrameIdx;
         let glimpse = frames_of(table_config(fps, 2).confirm_s) - 1 + frames_of(1.0) - 1;
-        let dets: Vec<FrameDetections> = frames(fps, 3.0)
-            .map(|(f, t)| {
-                let start = Point::new(500.0, 100.0);
-                let hole1 = advance(start, Vector::new(0.0, -1400.0), (t - 1.5).max(0.0), 2000.0).0;
-                let fish: Vec<_> = [(0, hole0, 0.0), (1, hole1, -std::f64::consts::FRAC_PI_2)]
-                    .into_iter()
-                    .filter(|(_, p, _)| p.y > -20.0)
-                    .collect();
-                let mut coins = vec![hole0];
-                if f == glimpse {
-                    coins.push(start);
-                }
-                frame_of(f, 2, &fish, &coins)
-            })
-            .collect();
-        let shots = shots_at_opening(fps, 2, &dets);
-        let lost: Vec<ItemId> = shots
-            .iter()
-            .flat_map(|s| s.lost.iter().map(|l| l.item))
-            .collect();
+        let lost = lost_as_fish1_leaves_an_opening(fps, |f| {
+            if f == glimpse {
+                vec![fish1_at_opening()]
+            } else {
+                vec![]
+            }
+        });
         assert!(
             lost.contains(&ItemId::fish(1)) && lost.contains(&ItemId::coin(1)),
             "{fps} fps: lost {lost:?}"
