@@ -1105,25 +1105,19 @@ pub(crate) fn judge(
         // hole) before it. A coin carried off unseen crossed where its hole did only
         // if it stayed in the hole all the way from where it was last seen (seed
         // 531046's sweep-001: called 0 mm from its last sighting and 0.99 sure, it
-        // had left the hole and crossed 420 mm away).
-        let on_table = seen_rows
+        // had left the hole and crossed 420 mm away). One never seen at all (placed
+        // by R2): from where it lay at the start.
+        let rows = &all[&t.track];
+        let on_table = rows
             .iter()
             .rev()
-            .find(|(_, x)| cfg.table.contains(com(x)))
-            .map(|(f, x)| (*f, com(x)))
-            .or_else(|| {
-                let rows = &all[&t.track];
-                // Never seen at all (placed by R2): from where it lay at the start.
-                rows.iter()
-                    .rev()
-                    .find(|(_, x)| x.seen && cfg.table.contains(com(x)))
-                    .or_else(|| rows.first())
-                    .map(|(h, x)| (history[*h].frame, com(x)))
-            });
+            .find(|(_, x)| x.seen && cfg.table.contains(com(x)))
+            .or_else(|| rows.first())
+            .map(|(h, x)| (history[*h].frame, com(x)));
         let (from_frame, from) = on_table.unwrap_or((cross, exit));
         shot.decisions
             .push(evidence::exit(item, exit, from, from_frame, cross));
-        let theta = all[&t.track]
+        let theta = rows
             .iter()
             .rev()
             .find(|(_, x)| x.seen)
