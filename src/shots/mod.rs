@@ -67,6 +67,9 @@
 //!   hole's speed could reach the edge, it is lost where the hole's path came
 //!   nearest the edge (unsure); else it lies under the nearest resting fish. Seen
 //!   in a hole again after that, it was put back (the next interlude).
+//! - The history is the tracker's word as it stood, but for one correction told
+//!   later: [`TrackEvent::Retold`] (two coins' tracks found crossed since a jump) has
+//!   the frames since that jump told anew before the shot is judged.
 
 mod evidence;
 mod judge;
@@ -74,10 +77,12 @@ mod judge;
 mod tests;
 
 use crate::config::Items;
-use crate::geometry::{FishFootprint, Table};
+use crate::geometry::{FishFootprint, Table, Vector};
 use crate::model::{FrameIdx, ItemId, PlayerIdx, Pose};
 use crate::record::{Shot, Stacking};
-use crate::track::{RemovalReason, TrackFrame, TrackId, TrackState, TrackerConfig};
+use crate::track::{
+    RemovalReason, TrackEvent, TrackFrame, TrackId, TrackState, TrackedItem, TrackerConfig,
+};
 use std::collections::BTreeMap;
 
 /// Thresholds of the shot cutter and judge.
@@ -265,6 +270,100 @@ fn seen_lying_still(cfg: &ShotConfig, history: &[TrackFrame], q: FrameIdx) -> bo
     })
 }
 
+/// Tells the frames of `history` from `since` on anew once the tracker found that
+/// track `took` had followed `owner`'s coin since then ([`TrackEvent::Retold`]):
+/// `took`'s rows (and its jumps and reappearances) there become `owner`'s, and
+/// `took`'s own coin rode unseen in the hole of fish `hole`, which it never left.
+/// Without this a coin resting in its hole is recorded flying off along the other
+/// coin's path and back, and the thrown coin unseen until the exchange (sweep
+/// 777-031: 14 frames). Left as told when `owner` was seen in any of those frames:
+/// what it was seen doing would then be contradicted, not filled in. A velocity
+/// `took` restarted from a jump measured the jump from its own coin's place; told
+/// as `owner`'s it is measured again from where `owner` was (in its hole, carried)
+/// (sweep 531-017: a thrown coin's one sighting, told with the jump's velocity,
+/// sent its exit to the far side of the table).
+fn retell(
+    history: &mut [TrackFrame],
+    fps: f64,
+    took: TrackId,
+    owner: TrackId,
+    since: FrameIdx,
+    hole: TrackId,
+) {
+    let start = history.partition_point(|tf| tf.frame < since);
+    let (before, span) = history.split_at_mut(start);
+    if span
+        .iter()
+        .any(|tf| tf.items.iter().any(|t| t.track == owner && t.seen))
+    {
+        return;
+    }
+    let Some(owner_item) = span
+        .iter()
+        .find_map(|tf| tf.items.iter().find(|t| t.track == owner))
+        .map(|t| t.item)
+    else {
+        return;
+    };
+    let Some(mut held) = before
+        .iter()
+        .rev()
+        .find_map(|tf| tf.items.iter().find(|t| t.track == took && t.seen))
+        .map(|t| TrackedItem {
+            seen: false,
+            velocity_mm_s: Vector::zeros(),
+            velocity_guessed: false,
+            hidden_by: None,
+            partly_hidden: false,
+            carried_by: Some(hole),
+            ..t.clone()
+        })
+    else {
+        return;
+    };
+    let mut came_from = before.last().and_then(|tf| {
+        tf.items
+            .iter()
+            .find(|t| t.track == owner)
+            .map(|t| (tf.frame, t.pose.point()))
+    });
+    for tf in span {
+        let Some(k) = tf.items.iter().position(|t| t.track == took) else {
+            continue;
+        };
+        if let Some(fish) = tf.items.iter().find(|t| t.track == hole) {
+            held.pose = Pose::coin(fish.pose.x, fish.pose.y);
+            held.velocity_mm_s = fish.velocity_mm_s;
+        }
+        let mut followed = TrackedItem {
+            track: owner,
+            item: owner_item,
+            ..tf.items[k].clone()
+        };
+        if followed.seen {
+            if let Some((f, p)) = came_from.filter(|_| followed.velocity_guessed) {
+                let dt = tf.frame.saturating_sub(f).max(1) as f64 / fps;
+                followed.velocity_mm_s = (followed.pose.point() - p) / dt;
+            }
+            came_from = Some((tf.frame, followed.pose.point()));
+        }
+        tf.items[k] = held.clone();
+        tf.items.retain(|t| t.track != owner);
+        tf.items.push(followed);
+        tf.items.sort_by_key(|t| t.track);
+        for e in &mut tf.events {
+            match e {
+                TrackEvent::Jumped { track, .. } | TrackEvent::SeenAgain { track, .. }
+                    if *track == took =>
+                {
+                    *track = owner
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 /// The slowest launch that makes an item slide farther than `distance_mm` under
 /// `friction_mm_s2` (v² = 2ad): anything slower is a nudge, not a flick.
 fn slowest_flick_mm_s(friction_mm_s2: f64, distance_mm: f64) -> f64 {
@@ -348,6 +447,17 @@ impl ShotCutter {
     /// Takes the next frame; returns a shot when this frame completes its rest window.
     pub fn push(&mut self, tf: TrackFrame) -> Option<Shot> {
         let frame = tf.frame;
+        for e in &tf.events {
+            if let TrackEvent::Retold {
+                took,
+                owner,
+                since,
+                hole,
+            } = *e
+            {
+                retell(&mut self.history, self.cfg.fps, took, owner, since, hole);
+            }
+        }
         self.history.push(tf);
         let motion = judge::fastest_on_table(
             &self.cfg,

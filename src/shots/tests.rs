@@ -1016,3 +1016,151 @@ fn a_hidden_coin_guessed_off_before_the_tag_set_off_with_the_tag_at_the_earliest
         shots[0].flick_frame
     );
 }
+
+/// The frames of [`retold_history`]: fish:0 (track 0) slides along y = 300 from
+/// x = 100 at 10 mm a frame carrying its coin:0 (track 1) unseen after frame 4, the
+/// coin having been seen in its hole until then; coin:1 (track 2) rides unseen in
+/// fish:1's (track 3) hole at (500, 500). From frame 5 track 1 takes the thrown
+/// coin:1's sightings, by a jump at frame 5 (its velocity measured from coin:0's
+/// place), along (500, 500) + (20, -30) per frame; with `owner_seen`, coin:1's
+/// track is seen itself at frame 6.
+fn retold_history(owner_seen: bool) -> Vec<TrackFrame> {
+    let still = TrackedItem {
+        track: TrackId(0),
+        item: Some(ItemId::fish(0)),
+        kind: ItemKind::Fish,
+        state: TrackState::Tracked,
+        pose: Pose::fish(0.0, 0.0, 0.0),
+        velocity_mm_s: Vector::zeros(),
+        seen: true,
+        last_seen: None,
+        hidden_by: None,
+        partly_hidden: false,
+        velocity_guessed: false,
+        carried_by: None,
+    };
+    (0..8)
+        .map(|f| {
+            let x = 100.0 + 10.0 * f as f64;
+            let thrown = Point::new(500.0, 500.0) + Vector::new(20.0, -30.0) * (f as f64 - 4.0);
+            let mut items = vec![
+                TrackedItem {
+                    pose: Pose::fish(x, 300.0, 0.0),
+                    velocity_mm_s: Vector::new(300.0, 0.0),
+                    last_seen: Some(f),
+                    ..still.clone()
+                },
+                if f < 5 {
+                    TrackedItem {
+                        track: TrackId(1),
+                        item: Some(ItemId::coin(0)),
+                        kind: ItemKind::Coin,
+                        pose: Pose::coin(x, 300.0),
+                        last_seen: Some(f),
+                        ..still.clone()
+                    }
+                } else {
+                    TrackedItem {
+                        track: TrackId(1),
+                        item: Some(ItemId::coin(0)),
+                        kind: ItemKind::Coin,
+                        pose: Pose::coin(thrown.x, thrown.y),
+                        velocity_mm_s: Point::new(thrown.x - x, thrown.y - 300.0).coords * 30.0,
+                        velocity_guessed: f == 5,
+                        last_seen: Some(f),
+                        ..still.clone()
+                    }
+                },
+                TrackedItem {
+                    track: TrackId(2),
+                    item: Some(ItemId::coin(1)),
+                    kind: ItemKind::Coin,
+                    pose: Pose::coin(500.0, 500.0),
+                    seen: owner_seen && f == 6,
+                    carried_by: Some(TrackId(3)),
+                    ..still.clone()
+                },
+                TrackedItem {
+                    track: TrackId(3),
+                    item: Some(ItemId::fish(1)),
+                    pose: Pose::fish(500.0, 500.0, 0.0),
+                    ..still.clone()
+                },
+            ];
+            items.sort_by_key(|t| t.track);
+            TrackFrame {
+                frame: f,
+                items,
+                occluders: Vec::new(),
+                events: Vec::new(),
+                exposure: Default::default(),
+            }
+        })
+        .collect()
+}
+
+/// The tracker found at frame 8 that track 1 had followed coin:1 since its jump at
+/// frame 5 (`TrackEvent::Retold`): those frames are told anew. coin:0 rode unseen
+/// in fish:0's hole all along; coin:1 was seen thrown, its first velocity measured
+/// from the hole it left (fish:1's), not from coin:0's place (sweep 531-017: the
+/// jump's velocity sent a thrown coin's exit to the far side of the table). Where
+/// coin:1's own track was seen meanwhile, nothing is told anew.
+#[test]
+fn sightings_a_coins_track_took_by_a_jump_are_told_anew_as_the_others() {
+    use crate::track::TrackEvent;
+    let retold = |owner_seen: bool| {
+        let mut cutter = ShotCutter::new(ShotConfig::new(
+            30.0,
+            Table::rectangle(1000.0, 700.0),
+            &Items::default_set(),
+        ));
+        for tf in retold_history(owner_seen) {
+            cutter.push(tf);
+        }
+        cutter.push(TrackFrame {
+            frame: 8,
+            items: Vec::new(),
+            occluders: Vec::new(),
+            events: vec![TrackEvent::Retold {
+                took: TrackId(1),
+                owner: TrackId(2),
+                since: 5,
+                hole: TrackId(0),
+            }],
+            exposure: Default::default(),
+        });
+        cutter.history
+    };
+    let history = retold(false);
+    for tf in &history[5..8] {
+        let coin = |k: usize| tf.get(ItemId::coin(k)).expect("both coins told");
+        let x = 100.0 + 10.0 * tf.frame as f64;
+        assert!(
+            !coin(0).seen && (coin(0).pose.point() - Point::new(x, 300.0)).norm() < 1e-9,
+            "frame {}: coin:0 {:?}",
+            tf.frame,
+            coin(0)
+        );
+        assert_eq!(coin(0).carried_by, Some(TrackId(0)));
+        assert_eq!(coin(1).track, TrackId(2));
+        assert!(coin(1).seen, "frame {}: coin:1 {:?}", tf.frame, coin(1));
+        assert_eq!(
+            tf.items
+                .iter()
+                .filter(|t| t.item == Some(ItemId::coin(1)))
+                .count(),
+            1
+        );
+    }
+    let first = history[5].get(ItemId::coin(1)).expect("coin:1 told");
+    let v = first.velocity_mm_s;
+    assert!(
+        (v - Vector::new(600.0, -900.0)).norm() < 1e-6,
+        "coin:1's first velocity {v:?}"
+    );
+    let untold = retold(true);
+    let fresh = retold_history(true);
+    for f in 5..8 {
+        assert_eq!(untold[f].items, fresh[f].items, "frame {f} told anew");
+    }
+}

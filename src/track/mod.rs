@@ -37,6 +37,9 @@
 //!   cost takes the better of the free and the collision prediction per track.
 //!   Loose coins struck unseen and seen again apart within a moment are named
 //!   together, by the least total squared displacement from where each was last seen.
+//!   Two coins' tracks found crossed (a coin seen again in the hole another left by a
+//!   jump) are exchanged back, and [`TrackEvent::Retold`] tells the shot cutter that
+//!   the frames since that jump were the other coin's.
 //! - Hands: an unseen item under an occluder is held where it was last seen; its
 //!   gate grows with time unseen so it is re-acquired (matched, not re-created) when
 //!   the hand leaves, even if it moved meanwhile.

@@ -751,7 +751,9 @@ fn a_coin_seen_where_it_lay_as_its_fish_fell_is_that_coin() {
 /// coin:1's. That hole's own coin is coin:0: from then on each track follows what
 /// the other did, and coin:1 is the one lost (sweep-032 and sweep-033 of seed
 /// 531046: the two coins' names crossed, and each one's loss was scored as the
-/// other's).
+/// other's). The frames between the jump and the exchange are told anew: the shot's
+/// rows have coin:0 only in its hole and coin:1 on the thrown path (sweep 777-031:
+/// coin:2 was recorded flying 14 frames along coin:1's path and back into its hole).
 #[test]
 fn two_coins_crossed_in_a_collision_are_named_back_by_the_hole_one_is_seen_in() {
     use crate::model::Pose;
@@ -778,8 +780,10 @@ fn two_coins_crossed_in_a_collision_are_named_back_by_the_hole_one_is_seen_in() 
             .into(),
             ..StartState::default()
         };
-        let mut tracker = Tracker::with_start(cfg, &start);
+        let cutter = ShotCutter::with_start(ShotConfig::from_tracker(&cfg), &start.poses);
+        let mut tracker = Tracker::with_start(cfg.clone(), &start);
         let mut last = None;
+        let mut dets = Vec::new();
         for (f, t) in frames(fps, 1.5) {
             let moving0 = t > contact - dt && t < contact + 0.1 + dt;
             let mut coins = vec![];
@@ -795,6 +799,7 @@ fn two_coins_crossed_in_a_collision_are_named_back_by_the_hole_one_is_seen_in() 
             }
             let d = frame_of(f, 2, &[(0, fish0(t), 1.5), (1, fish1(t), 1.5)], &coins);
             last = Some(tracker.update(f, &d));
+            dets.push(d);
         }
         let last = last.unwrap();
         let coin0 = last.get(ItemId::coin(0));
@@ -808,6 +813,30 @@ fn two_coins_crossed_in_a_collision_are_named_back_by_the_hole_one_is_seen_in() 
         assert!(
             coin1.is_some_and(|c| !c.state.on_table()),
             "{fps} fps: coin:1 not off the table: {coin1:?}"
+        );
+        let shots = cut(cutter, Tracker::with_start(cfg, &start), &dets);
+        let rows = |id: ItemId| -> Vec<(f64, Point)> {
+            shots
+                .iter()
+                .flat_map(|s| s.tracks.get(&id).into_iter().flatten())
+                .map(|r| (r[0] / fps, Point::new(r[1], r[2])))
+                .collect()
+        };
+        let astray: Vec<_> = rows(ItemId::coin(0))
+            .into_iter()
+            .filter(|(t, p)| (p - (fish0(*t) + Vector::new(0.0, 2.0))).norm() > 10.0)
+            .collect();
+        assert!(
+            astray.is_empty(),
+            "{fps} fps: coin:0 recorded out of its hole: {astray:?}"
+        );
+        let thrown = rows(ItemId::coin(1))
+            .into_iter()
+            .filter(|(t, p)| (p - flyer(*t)).norm() <= 10.0)
+            .count();
+        assert!(
+            thrown >= 2,
+            "{fps} fps: coin:1 recorded on the thrown path {thrown} times"
         );
     }
 }

@@ -267,6 +267,18 @@ pub enum TrackEvent {
         from: Option<ItemId>,
         to: ItemId,
     },
+    /// Two coins' tracks that had crossed were exchanged back in this frame
+    /// ([`IdentityOrigin::HoleOwner`]): `took` had taken the other coin's sighting by
+    /// the jump at `since` that took it out of the hole of fish `hole`, so what it
+    /// reported from `since` up to this frame was the coin `owner` names, while its
+    /// own coin rode unseen in that hole. Names keep their tracks; the shot cutter
+    /// tells the frames since `since` anew (`shots::ShotCutter::push`).
+    Retold {
+        took: TrackId,
+        owner: TrackId,
+        since: FrameIdx,
+        hole: TrackId,
+    },
     /// Observational (decides nothing): how a track came by its name when it was
     /// confirmed, placed or revived, for the record's identity evidence.
     Origin {
@@ -938,12 +950,22 @@ impl Tracker {
                 continue;
             };
             // Each name keeps its track (its past is its own up to the jump); what
-            // each follows from now on is exchanged.
+            // each follows from now on is exchanged, and what `j` followed since
+            // the jump is told anew as the other's.
+            let since = self.tracks[j].left_hole.map(|(f, _)| f);
             let (a, b) = (self.tracks[i].clone(), self.tracks[j].clone());
             self.tracks[i] = b.clone().named_as(&a);
             self.tracks[j] = a.named_as(&b);
             self.tracks[i].left_hole = None;
             self.tracks[j].left_hole = None;
+            if let Some(since) = since {
+                events.push(TrackEvent::Retold {
+                    took: self.tracks[j].id,
+                    owner: self.tracks[i].id,
+                    since,
+                    hole: into,
+                });
+            }
             for k in [i, j] {
                 events.push(TrackEvent::Origin {
                     track: self.tracks[k].id,
