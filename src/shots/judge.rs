@@ -476,10 +476,16 @@ pub(crate) fn movers_seen(
     rest: FrameIdx,
 ) -> bool {
     let reach = cfg.footprint.reach();
+    // Taken off the table in the shot (or as its motion was being noticed): an
+    // item off the table since before then (lost in the last shot, not yet put
+    // back) went nowhere now.
+    let noticed = trigger.saturating_sub(cfg.motion_window() + 1);
     series(history).values().any(|s| {
-        let left = s.iter().any(|(h, t)| {
-            history[*h].frame >= trigger
-                && matches!(t.state, TrackState::Removed(RemovalReason::OffTable { .. }))
+        let left = s.windows(2).any(|w| {
+            let ((_, a), (h, b)) = (w[0], w[1]);
+            history[h].frame >= noticed
+                && a.state.on_table()
+                && matches!(b.state, TrackState::Removed(RemovalReason::OffTable { .. }))
         });
         if left {
             return true;
@@ -487,6 +493,9 @@ pub(crate) fn movers_seen(
         let Some(start) = start_frame(cfg, history, s, trigger) else {
             return false;
         };
+        if read_anew_in_place(cfg, history, s, &start) {
+            return false;
+        }
         let at_rest = s
             .iter()
             .any(|(h, t)| t.seen && t.state.on_table() && history[*h].frame >= rest);
@@ -513,6 +522,56 @@ pub(crate) fn movers_seen(
             .count();
         at_rest || in_flight >= 2 || in_own_smear >= 3
     })
+}
+
+/// Whether a track that left its resting pose did so only by being read anew: seen
+/// at that pose in one frame and at another in the next, its centre still there
+/// ever since (a tag's angle is read less steadily than its hole: the turn is
+/// not asked of the stillness). Under sliding friction nothing covers more than
+/// the jitter and half the
+/// friction's deceleration over a frame squared (about 1 mm at 30 frames/s) in one
+/// frame and stops there; a slide of 23 mm takes five frames. A tag at rest with its
+/// hole empty by the edge, read 23 mm and 37 degrees off for 15 frames and read
+/// right once its coin was put into the hole (seed 531046's sweep-017), made a shot
+/// of that "move", with a false 1.1 and every later shot shifted by one.
+fn read_anew_in_place(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    s: &Series<'_>,
+    start: &Start,
+) -> bool {
+    let seen: Vec<(FrameIdx, &Pose)> = s
+        .iter()
+        .filter(|(_, t)| t.seen)
+        .map(|(h, t)| (history[*h].frame, &t.pose))
+        .collect();
+    if s.iter()
+        .any(|(h, t)| history[*h].frame >= start.frame && !t.state.on_table())
+    {
+        return false;
+    }
+    let split = seen.partition_point(|(f, _)| *f <= start.frame);
+    let (Some((f0, before)), Some(after)) = (
+        split.checked_sub(1).map(|k| seen[k]),
+        seen.get(split..).filter(|a| !a.is_empty()),
+    ) else {
+        return false;
+    };
+    let slide_in_a_frame = 0.5 * cfg.friction_decel_mm_s2 / (cfg.fps * cfg.fps);
+    let (f1, first) = after[0];
+    let Some(&(_, newest)) = after.last() else {
+        return false;
+    };
+    let apart = |a: &Pose, b: &Pose| {
+        let (moved, turn) = fastest_point_moved(cfg, a, b);
+        moved.max(turn)
+    };
+    f1 == f0 + 1
+        && !left_pose(cfg, &start.pose, before)
+        && apart(before, first) > cfg.jitter_mm() + slide_in_a_frame
+        && after
+            .iter()
+            .all(|(_, p)| dist(p, newest) <= cfg.jitter_mm())
 }
 
 /// When the tails stopped swinging in a shot whose motion test went quiet at

@@ -45,7 +45,10 @@
 //!   lags). If nothing that moved is seen at rest (nor left the table), the
 //!   "motion" was tags misread under a hand or arm: no shot, the interlude goes on;
 //!   unless a mover was seen in flight, clear of every hand and farther from where
-//!   it lay than a tag reaches, in two frames (a misread lies under its hand).
+//!   it lay than a tag reaches, in two frames (a misread lies under its hand). Nor
+//!   did an item move that was read at one pose in a frame and at another in the
+//!   next, still there since (read anew: no slide under friction is that short),
+//!   nor one taken off the table before the motion began.
 //! - The shot ends sooner, [`ShotConfig::motion_window`] frames after all went
 //!   quiet, when everything is seen lying still (`seen_lying_still`): under sliding
 //!   friction an item that slow stops within a frame, so the `still_s` wait is only

@@ -1164,3 +1164,79 @@ fn sightings_a_coins_track_took_by_a_jump_are_told_anew_as_the_others() {
         assert_eq!(untold[f].items, fresh[f].items, "frame {f} told anew");
     }
 }
+
+/// A tag lying at (336, 683) is read at (360, 685), 24 mm away, from one frame to
+/// the next, and stays read there (seed 531046's sweep-017: a tag put back by the
+/// edge read off while its hole was empty, read right once its coin was put in);
+/// the other player's coin lies off the table all along (lost in the last shot).
+/// Nothing slid: a slide of 24 mm takes five frames, and a coin off the table since
+/// before went nowhere. With `slide` the same move is made as a slide under
+/// friction (2000 mm/s², 310 mm/s at the start), which is a shot.
+fn read_anew_or_slid(fps: f64, slide: bool) -> Vec<Shot> {
+    let moved: f64 = 24.0;
+    let at = |f: FrameIdx| {
+        let t = (f as f64 - 60.0) / fps;
+        let v0 = (2.0 * 2000.0 * moved).sqrt();
+        let d = if slide {
+            let t = t.clamp(0.0, v0 / 2000.0);
+            v0 * t - 1000.0 * t * t
+        } else if t > 0.0 {
+            moved
+        } else {
+            0.0
+        };
+        Pose::fish(336.0 + d, 683.0, -0.92)
+    };
+    let frames = (0..(3.0 * fps) as FrameIdx)
+        .map(|f| {
+            let fish = TrackedItem {
+                track: TrackId(0),
+                item: Some(ItemId::fish(0)),
+                kind: ItemKind::Fish,
+                state: TrackState::Tracked,
+                pose: at(f),
+                velocity_mm_s: (at(f).point() - at(f.saturating_sub(1)).point()) * fps,
+                seen: true,
+                last_seen: Some(f),
+                hidden_by: None,
+                partly_hidden: false,
+                velocity_guessed: false,
+                carried_by: None,
+            };
+            let gone = TrackedItem {
+                track: TrackId(1),
+                item: Some(ItemId::coin(1)),
+                kind: ItemKind::Coin,
+                state: TrackState::Removed(RemovalReason::OffTable {
+                    frame: 0,
+                    exit: Point::new(700.0, 700.0),
+                    evidence: ExitEvidence::SeenOffTable,
+                }),
+                pose: Pose::coin(700.0, 720.0),
+                velocity_mm_s: Vector::zeros(),
+                seen: false,
+                last_seen: None,
+                ..fish.clone()
+            };
+            TrackFrame {
+                frame: f,
+                items: vec![fish, gone],
+                occluders: Vec::new(),
+                events: Vec::new(),
+                exposure: Default::default(),
+            }
+        })
+        .collect();
+    cut(fps, frames)
+}
+
+#[test]
+fn a_tag_read_anew_in_place_from_one_frame_to_the_next_made_no_shot() {
+    for fps in [30.0, 60.0] {
+        let anew = read_anew_or_slid(fps, false);
+        assert!(anew.is_empty(), "{fps} fps: {anew:?}");
+        let slid = read_anew_or_slid(fps, true);
+        assert_eq!(slid.len(), 1, "{fps} fps: {slid:?}");
+        assert_eq!(slid[0].first_moved, Some(ItemId::fish(0)));
+    }
+}
