@@ -1430,10 +1430,10 @@ impl Tracker {
         // sighting that a coin taken off the table with its fish by inference a
         // moment ago explains better: that coin may have been knocked loose from
         // the hole as its tag was struck over the edge, and stayed on the table
-        // (seed 531046's sweep-009 and 777's sweep-008: seen 17 and 28 mm from
-        // where it was last seen, 2 and 3 frames after, the sighting went to a coin
-        // riding in the striking tag 40 and 190 mm away, and the two losses were
-        // swapped). The newcomer it makes is named by `Tracker::lost_coin_near`.
+        // (seed 531046's sweep-009 and 777's sweep-008: seen 28 and 17 mm from
+        // where it was last seen, 3 and 2 frames after, the sighting went to a coin
+        // riding in the striking tag about 40 and 180 mm away, and the two losses
+        // were swapped). The newcomer it makes is named by `Tracker::lost_coin_near`.
         let knocked_loose: Vec<Option<f64>> = match kind {
             ItemKind::Coin => pts
                 .iter()
