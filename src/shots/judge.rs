@@ -525,10 +525,10 @@ pub(crate) fn movers_seen(
 }
 
 /// Whether a track that left its resting pose did so only by being read anew: seen
-/// at that pose in one frame and at another in the next, its centre still there
-/// ever since (a tag's angle is read less steadily than its hole: the turn is
-/// not asked of the stillness). Under sliding friction nothing covers more than
-/// the jitter and half the
+/// at that pose in one frame and with its centre elsewhere from the next frame on,
+/// still there ever since (a tag turning about its hole is left to the rest: its
+/// angle is read less steadily than its hole). Under sliding friction nothing
+/// covers more than the jitter and half the
 /// friction's deceleration over a frame squared (about 1 mm at 30 frames/s) in one
 /// frame and stops there; a slide of 23 mm takes five frames. A tag at rest with its
 /// hole empty by the edge, read 23 mm and 37 degrees off for 15 frames and read
@@ -562,13 +562,9 @@ fn read_anew_in_place(
     let Some(&(_, newest)) = after.last() else {
         return false;
     };
-    let apart = |a: &Pose, b: &Pose| {
-        let (moved, turn) = fastest_point_moved(cfg, a, b);
-        moved.max(turn)
-    };
     f1 == f0 + 1
         && !left_pose(cfg, &start.pose, before)
-        && apart(before, first) > cfg.jitter_mm() + slide_in_a_frame
+        && dist(before, first) > cfg.jitter_mm() + slide_in_a_frame
         && after
             .iter()
             .all(|(_, p)| dist(p, newest) <= cfg.jitter_mm())
