@@ -524,6 +524,100 @@ pub(crate) fn movers_seen(
     })
 }
 
+/// Turns back a tag's sightings read end for end among sightings that agree.
+///
+/// Blur smears a moving tag's hole, and its two ends then fit about alike: a few
+/// sightings in flight come with the hole placed at the other end of the tag (43–77
+/// mm along it) and the angle half a turn off (most of the sweeps' identity
+/// switches: the hole so placed lies nearer another tag). Read the other way round,
+/// about the tag's centre of mass (which stays where it is), such sightings agree
+/// with their neighbours. A run of up to [`END_FOR_END_RUN`] consecutive sightings is
+/// turned back when the two sightings on each side of it turn less than a quarter
+/// turn a frame, the angles the two sides give each sighting of the run (the turn a
+/// frame carried on) agree within a quarter turn, and every sighting of the run lies
+/// more than three eighths of a turn from them, while turning less than a quarter turn
+/// a frame within the run (read end for end together, they still turn as the tag
+/// does). A tag spun faster (90–190 degrees a frame) is left as read: no neighbour
+/// tells its end.
+pub(super) fn turn_back_end_for_end(cfg: &ShotConfig, history: &mut [TrackFrame]) {
+    let quarter = std::f64::consts::FRAC_PI_2;
+    let far = 0.75 * std::f64::consts::PI;
+    let centroid = cfg.footprint.centroid().coords;
+    let tracks: BTreeSet<TrackId> = history
+        .iter()
+        .flat_map(|tf| tf.items.iter())
+        .filter(|t| t.kind == ItemKind::Fish)
+        .map(|t| t.track)
+        .collect();
+    for track in tracks {
+        for run in 1..=END_FOR_END_RUN {
+            // (history index, item index, frame) of each seen sighting on the table.
+            let seen: Vec<(usize, usize, FrameIdx)> = history
+                .iter()
+                .enumerate()
+                .filter_map(|(h, tf)| {
+                    tf.items
+                        .iter()
+                        .position(|t| t.track == track && t.seen && t.state.on_table())
+                        .map(|k| (h, k, tf.frame))
+                })
+                .collect();
+            let angle = |history: &[TrackFrame], (h, k, _): (usize, usize, FrameIdx)| {
+                history[h].items[k].pose.angle()
+            };
+            for start in 2..seen.len().saturating_sub(run + 1) {
+                let window = &seen[start - 2..start + run + 2];
+                if window.windows(2).any(|w| w[1].2 != w[0].2 + 1) {
+                    continue;
+                }
+                let (b0, b1) = (angle(history, window[0]), angle(history, window[1]));
+                let (a0, a1) = (
+                    angle(history, window[run + 2]),
+                    angle(history, window[run + 3]),
+                );
+                let (wb, wa) = (wrap_angle(b1 - b0), wrap_angle(a1 - a0));
+                if wb.abs() >= quarter || wa.abs() >= quarter {
+                    continue;
+                }
+                // The angle each side gives the run's i-th sighting, where they agree.
+                let expected = |i: usize| {
+                    let from_before = b1 + wb * (i + 1) as f64;
+                    let from_after = a0 - wa * (run - i) as f64;
+                    let gap = wrap_angle(from_after - from_before);
+                    (gap.abs() < quarter).then_some(from_before + gap / 2.0)
+                };
+                let turned = |history: &[TrackFrame], r: (usize, usize, FrameIdx)| {
+                    let p = history[r.0].items[r.1].pose;
+                    p.point() + 2.0 * (Rotation2::new(p.angle()) * centroid)
+                };
+                let run_rows = &window[2..2 + run];
+                // Read end for end together, the run's sightings still turn from one
+                // to the next as the tag does.
+                let steady = run_rows.windows(2).all(|w| {
+                    wrap_angle(angle(history, w[1]) - angle(history, w[0])).abs() < quarter
+                });
+                let misread = steady
+                    && run_rows.iter().enumerate().all(|(i, &r)| {
+                        expected(i).is_some_and(|e| wrap_angle(angle(history, r) - e).abs() > far)
+                    });
+                if !misread {
+                    continue;
+                }
+                for &r in run_rows {
+                    let at = turned(history, r);
+                    let th = history[r.0].items[r.1].pose.angle();
+                    history[r.0].items[r.1].pose =
+                        Pose::fish(at.x, at.y, wrap_angle(th + std::f64::consts::PI));
+                }
+            }
+        }
+    }
+}
+
+/// The longest run of sightings read end for end that [`turn_back_end_for_end`]
+/// turns back: the blur of one flight (the sweeps' runs are of 1 to 5).
+const END_FOR_END_RUN: usize = 5;
+
 /// Whether a track that left its resting pose did so only by being read anew: seen
 /// at that pose in one frame and with its centre elsewhere from the next frame on,
 /// still there ever since (a tag turning about its hole is left to the rest: its

@@ -70,9 +70,11 @@
 //!   hole's speed could reach the edge, it is lost where the hole's path came
 //!   nearest the edge (unsure); else it lies under the nearest resting fish. Seen
 //!   in a hole again after that, it was put back (the next interlude).
-//! - The history is the tracker's word as it stood, but for one correction told
-//!   later: [`TrackEvent::Retold`] (two coins' tracks found crossed since a jump) has
-//!   the frames since that jump told anew before the shot is judged.
+//! - The history is the tracker's word as it stood, but for two corrections:
+//!   [`TrackEvent::Retold`] (two coins' tracks found crossed since a jump) has the
+//!   frames since that jump told anew, and a tag's sightings read end for end among
+//!   sightings that agree on both sides are turned back (`judge::turn_back_end_for_end`),
+//!   before the shot is judged.
 
 mod evidence;
 mod judge;
@@ -557,6 +559,7 @@ impl ShotCutter {
     }
 
     fn emit(&mut self, trigger: FrameIdx, rest: FrameIdx, note: Option<String>) -> Shot {
+        judge::turn_back_end_for_end(&self.cfg, &mut self.history);
         let mut shot = judge::judge(
             &self.cfg,
             &self.history,
