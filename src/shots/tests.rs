@@ -23,6 +23,25 @@ impl Noise {
     }
 }
 
+/// Track `track`'s item `id` seen at `pose` in frame `f`, moving at `v`: tracked,
+/// wholly seen, nothing guessed.
+fn seen_at(track: u32, id: ItemId, pose: Pose, v: Vector, f: FrameIdx) -> TrackedItem {
+    TrackedItem {
+        track: TrackId(track),
+        item: Some(id),
+        kind: id.kind,
+        state: TrackState::Tracked,
+        pose,
+        velocity_mm_s: v,
+        seen: true,
+        last_seen: Some(f),
+        hidden_by: None,
+        partly_hidden: false,
+        velocity_guessed: false,
+        carried_by: None,
+    }
+}
+
 /// One fish (and a coin beside it) as the tracker would report them: `true_pose`
 /// gives the true pose per frame; the seen pose carries jitter of `angle_deg`
 /// and `centre_mm`, and the velocity is the seen centre's change.
@@ -47,20 +66,6 @@ fn stream(
         let v = prev.map_or(Vector::zeros(), |q| (p.point() - q.point()) * fps)
             + Vector::new(noise.next(), noise.next()) * (10.0 * centre_mm);
         prev = Some(p);
-        let item = |track: u32, id: ItemId, kind: ItemKind, pose: Pose, v: Vector| TrackedItem {
-            track: TrackId(track),
-            item: Some(id),
-            kind,
-            state: TrackState::Tracked,
-            pose,
-            velocity_mm_s: v,
-            seen: true,
-            last_seen: Some(f),
-            hidden_by: None,
-            partly_hidden: false,
-            velocity_guessed: false,
-            carried_by: None,
-        };
         let coin = Pose::coin(
             700.0 + centre_mm * noise.next(),
             300.0 + centre_mm * noise.next(),
@@ -68,8 +73,8 @@ fn stream(
         out.push(TrackFrame {
             frame: f,
             items: vec![
-                item(0, ItemId::fish(0), ItemKind::Fish, seen, v),
-                item(1, ItemId::coin(1), ItemKind::Coin, coin, Vector::zeros()),
+                seen_at(0, ItemId::fish(0), seen, v, f),
+                seen_at(1, ItemId::coin(1), coin, Vector::zeros(), f),
             ],
             occluders: Vec::new(),
             events: Vec::new(),
@@ -963,18 +968,15 @@ fn a_hidden_coin_guessed_off_before_the_tag_set_off_with_the_tag_at_the_earliest
                 at(f, struck, 1200.0, 2000.0)
             };
             let fish = TrackedItem {
-                track: TrackId(0),
-                item: Some(ItemId::fish(0)),
-                kind: ItemKind::Fish,
-                state: TrackState::Tracked,
-                pose: Pose::fish(500.0 + dx, 300.0, 0.0),
-                velocity_mm_s: Vector::new(v, 0.0),
                 seen: !tag_hidden,
                 last_seen: Some(if tag_hidden { tag_hidden_from - 1 } else { f }),
-                hidden_by: None,
-                partly_hidden: false,
-                velocity_guessed: false,
-                carried_by: None,
+                ..seen_at(
+                    0,
+                    ItemId::fish(0),
+                    Pose::fish(500.0 + dx, 300.0, 0.0),
+                    Vector::new(v, 0.0),
+                    f,
+                )
             };
             let hidden = (hidden_from..seen_again).contains(&f);
             let (cx, cv) = if f < seen_again {
@@ -1026,18 +1028,14 @@ fn a_hidden_coin_guessed_off_before_the_tag_set_off_with_the_tag_at_the_earliest
 /// track is seen itself at frame 6.
 fn retold_history(owner_seen: bool) -> Vec<TrackFrame> {
     let still = TrackedItem {
-        track: TrackId(0),
-        item: Some(ItemId::fish(0)),
-        kind: ItemKind::Fish,
-        state: TrackState::Tracked,
-        pose: Pose::fish(0.0, 0.0, 0.0),
-        velocity_mm_s: Vector::zeros(),
-        seen: true,
         last_seen: None,
-        hidden_by: None,
-        partly_hidden: false,
-        velocity_guessed: false,
-        carried_by: None,
+        ..seen_at(
+            0,
+            ItemId::fish(0),
+            Pose::fish(0.0, 0.0, 0.0),
+            Vector::zeros(),
+            0,
+        )
     };
     (0..8)
         .map(|f| {
@@ -1189,20 +1187,8 @@ fn read_anew_or_slid(fps: f64, slide: bool) -> Vec<Shot> {
     };
     let frames = (0..(3.0 * fps) as FrameIdx)
         .map(|f| {
-            let fish = TrackedItem {
-                track: TrackId(0),
-                item: Some(ItemId::fish(0)),
-                kind: ItemKind::Fish,
-                state: TrackState::Tracked,
-                pose: at(f),
-                velocity_mm_s: (at(f).point() - at(f.saturating_sub(1)).point()) * fps,
-                seen: true,
-                last_seen: Some(f),
-                hidden_by: None,
-                partly_hidden: false,
-                velocity_guessed: false,
-                carried_by: None,
-            };
+            let v = (at(f).point() - at(f.saturating_sub(1)).point()) * fps;
+            let fish = seen_at(0, ItemId::fish(0), at(f), v, f);
             let gone = TrackedItem {
                 track: TrackId(1),
                 item: Some(ItemId::coin(1)),
