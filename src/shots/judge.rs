@@ -622,12 +622,12 @@ const END_FOR_END_RUN: usize = 5;
 /// at that pose in one frame and with its centre elsewhere from the next frame on,
 /// still there ever since (a tag turning about its hole is left to the rest: its
 /// angle is read less steadily than its hole). Under sliding friction nothing
-/// covers more than the jitter and half the
-/// friction's deceleration over a frame squared (about 1 mm at 30 frames/s) in one
-/// frame and stops there; a slide of 23 mm takes five frames. A tag at rest with its
-/// hole empty by the edge, read 23 mm and 37 degrees off for 15 frames and read
-/// right once its coin was put into the hole (seed 531046's sweep-017), made a shot
-/// of that "move", with a false 1.1 and every later shot shifted by one.
+/// covers more than the jitter and half the friction's deceleration over a frame
+/// squared (about 1 mm at 30 frames/s) in one frame and stops there; a slide of
+/// 23 mm takes five frames. A tag at rest with its hole empty by the edge, read
+/// 23 mm and 37 degrees off for 15 frames and read right once its coin was put
+/// into the hole (seed 531046's sweep-017), made a shot of that "move", with a
+/// false 1.1 and every later shot shifted by one.
 fn read_anew_in_place(
     cfg: &ShotConfig,
     history: &[TrackFrame],
