@@ -756,8 +756,6 @@ fn a_coin_seen_where_it_lay_as_its_fish_fell_is_that_coin() {
 /// coin:2 was recorded flying 14 frames along coin:1's path and back into its hole).
 #[test]
 fn two_coins_crossed_in_a_collision_are_named_back_by_the_hole_one_is_seen_in() {
-    use crate::model::Pose;
-    use crate::record::StartState;
     for fps in RATES {
         let dt = 1.0 / fps;
         let flick = 0.5;
@@ -769,19 +767,13 @@ fn two_coins_crossed_in_a_collision_are_named_back_by_the_hole_one_is_seen_in() 
         // coin:1 thrown from the contact toward the far edge, past fish:0.
         let flyer =
             |t: f64| Point::new(290.0, 300.0) + Vector::new(-1500.0, 2400.0) * (t - contact);
-        let cfg = table_config(fps, 2);
-        let start = StartState {
-            poses: [
-                (ItemId::fish(0), Pose::fish(250.0, 300.0, 1.5)),
-                (ItemId::coin(0), Pose::coin(250.0, 300.0)),
-                (ItemId::fish(1), Pose::fish(600.0, 300.0, 1.5)),
-                (ItemId::coin(1), Pose::coin(600.0, 300.0)),
-            ]
-            .into(),
-            ..StartState::default()
-        };
-        let cutter = ShotCutter::with_start(ShotConfig::from_tracker(&cfg), &start.poses);
-        let mut tracker = Tracker::with_start(cfg.clone(), &start);
+        let poses = [
+            (ItemId::fish(0), Pose::fish(250.0, 300.0, 1.5)),
+            (ItemId::coin(0), Pose::coin(250.0, 300.0)),
+            (ItemId::fish(1), Pose::fish(600.0, 300.0, 1.5)),
+            (ItemId::coin(1), Pose::coin(600.0, 300.0)),
+        ];
+        let (_, mut tracker) = started(fps, 2, &poses);
         let mut last = None;
         let mut dets = Vec::new();
         for (f, t) in frames(fps, 1.5) {
@@ -814,7 +806,7 @@ fn two_coins_crossed_in_a_collision_are_named_back_by_the_hole_one_is_seen_in() 
             coin1.is_some_and(|c| !c.state.on_table()),
             "{fps} fps: coin:1 not off the table: {coin1:?}"
         );
-        let shots = cut(cutter, Tracker::with_start(cfg, &start), &dets);
+        let shots = shots_started(fps, 2, &poses, &dets);
         let rows = |id: ItemId| -> Vec<(f64, Point)> {
             shots
                 .iter()
