@@ -31,6 +31,10 @@ const KEPT_UNDER_HAND: f64 = 0.9;
 /// since: readings of a tag at rest scatter by a few tenths.
 const AT_REST_MM: f64 = 2.0;
 
+/// The most of a tag's colour one tag can show, in tag areas: a tag smeared over
+/// about its width in an exposure, with the blur at its ends.
+const SMEARED_AREA: f64 = 2.0;
+
 /// How many of the wide search's best grid places are refined.
 const WIDE_REFINED: usize = 6;
 /// A pixel in a tag's hole this much darker than the tag's material (two of
@@ -357,7 +361,22 @@ impl Detector {
                 }
             }
         }
-        let (area, centroid, cov) = moments(pts.iter().copied());
+        // Scenery of the player's colour beyond the edge may be the tag's overhang or
+        // the floor. Together with what can only be the tag, more of it than a tag's
+        // area (smeared, twice that) is not all tag, and which part is tag it cannot
+        // say: where the tag is, how much of it shows and which way it lies are then
+        // read from the rest. A red-brown floor with the arm reaching over it
+        // outweighed a red tag at rest by the far edge (seed 777's sweep-002: 2,200
+        // pixels of tag in a blob of 30,000; its colour's centroid put the tag 285 mm
+        // along the edge, and the track followed).
+        let scenery_may_be_tag =
+            pts.iter().map(|p| p.1).sum::<f64>() <= SMEARED_AREA * self.template.area;
+        let (area, centroid, cov) = moments(
+            pts.iter()
+                .zip(&counts_against)
+                .filter(|(_, against)| **against || scenery_may_be_tag)
+                .map(|(p, _)| *p),
+        );
         let visible_fraction = area / self.template.area;
         // Blob points (thinned) for the "explained" term of the agreement.
         let step = (pts.len() / 300).max(1);

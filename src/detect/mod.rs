@@ -1890,6 +1890,63 @@ mod tests {
         }
     }
 
+    /// A floor of a tag's hue all around the table (learned as scenery at the
+    /// opening) joins the blob of a red tag lying against the far edge, and outweighs
+    /// it many times. With a hand over half the tag while something moves, its
+    /// colour's centroid lay out on the floor (seed 777's sweep-002: the tag read
+    /// 285 mm along the edge, and its track followed). What can only be the tag says
+    /// where it is: read by it, the tag is where it lies, or not read at all.
+    #[test]
+    fn a_floor_of_a_tags_hue_does_not_draw_the_tag_along_the_edge() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 60.0);
+        let at = Pose::fish(150.0, 182.0, 0.0);
+        let tag = FishFootprint::new(&items).placed(&at);
+        let hand_from_x = 150.0;
+        let scene = |hand: bool| {
+            let table = table.clone();
+            let tag = tag.clone();
+            move |p: Point| {
+                if hand && p.x > hand_from_x && p.y > 120.0 && p.y < 200.0 {
+                    [225.0, 180.0, 150.0]
+                } else if (p - tag.hole.center).norm() < items.coin.radius {
+                    [200.0, 150.0, 60.0]
+                } else if tag.covers(p) {
+                    [220.0, 40.0, 40.0]
+                } else if table.contains(p) {
+                    [120.0, 150.0, 120.0]
+                } else {
+                    [140.0, 70.0, 50.0]
+                }
+            }
+        };
+        let red = [214, 39, 40];
+        let mut det = Detector::new(&items, &[red], table.clone(), DetectorConfig::default());
+        let opening = supersample(&grid, scene(false));
+        assert_tag_found_at(&look(&mut det, grid, &opening, false), at, 1.5, Some(0.05));
+        let covered = supersample(&grid, scene(true));
+        let s = det.detect_with(
+            &TopView {
+                grid,
+                rgb: &covered,
+                bgr: false,
+            },
+            &Hints {
+                quick: true,
+                fish: vec![Some(at)],
+                settled: vec![Some(at)],
+                previous_frame: vec![Some(at)],
+                ..Hints::default()
+            },
+        );
+        let read = s.fish.iter().find(|f| f.player == 0).map(|f| f.pose);
+        assert!(
+            read.is_none_or(|f| (f.point() - at.point()).norm() < 5.0),
+            "the tag under the hand read at {read:?}, lying at {at:?}"
+        );
+    }
+
     /// The black the top view shows where the camera does not see is no player's
     /// colour. sweep-029: a strip beyond the near edge lay outside the image, and its
     /// chroma (0, 0) lies on the line from a warm laminate to a purple tag seen under
