@@ -48,6 +48,7 @@ fn frames(n: u64) -> Vec<FrameDetections> {
                     confidence: 0.9,
                     streak: None,
                     in_hole_of: None,
+                    rim_gap_in_view: false,
                 })
                 .collect();
             FrameDetections {

@@ -655,6 +655,8 @@ mod tests {
             radius_mm: items.coin.radius,
             rim_seen: 1.0,
             streak: None,
+            rim_sectors: u64::MAX >> 28,
+            rim_gap_in_view: false,
         };
         let reference = Sightings {
             fish: vec![fish(0, 100.0, 100.0), fish(1, 600.0, 400.0)],

@@ -70,6 +70,19 @@ impl Detector {
 
     /// The look of the disc of `inner` pixels about (cu, cv), if it is a coin's.
     fn judge_inside(&self, g: &TopGrid, cu: f64, cv: f64, inner: f64) -> Option<Look> {
+        self.judge_inside_by(g, cu, cv, inner, false)
+    }
+
+    /// [`Self::judge_inside`]; `strict`: unlike the surface around it, as every coin
+    /// had to be before the coins' look was known, not merely nearer that look.
+    fn judge_inside_by(
+        &self,
+        g: &TopGrid,
+        cu: f64,
+        cv: f64,
+        inner: f64,
+        strict: bool,
+    ) -> Option<Look> {
         let p = g.table_from_px(cu, cv);
         let on_table = self.table.contains(p);
         // A circle across the table's edge is judged by its part on the centre's side,
@@ -105,7 +118,7 @@ impl Detector {
             return None;
         }
         let to_surface = inside.distance(&surface, unit);
-        let plausible = match self.coin_look {
+        let plausible = match self.coin_look.filter(|_| !strict) {
             // Coins can look much like the table; once their look is known, nearer to
             // it than to the surface is enough.
             Some(coin) => {
@@ -164,6 +177,8 @@ impl Detector {
                     from: s.from,
                     to: s.to,
                 }),
+                rim_sectors: 0,
+                rim_gap_in_view: false,
             })
             .collect()
     }
@@ -528,6 +543,75 @@ impl Detector {
         coins
     }
 
+    /// Marks the coins whose rim went unseen over a quarter of its round or more,
+    /// in one stretch, where nothing could hide it ([`CoinSighting::rim_gap_in_view`]): the rim's
+    /// point of each unseen sector on the table top clear of its edge band, and the
+    /// coin clear of every tag (a hole's rim and a tag's side cross a coin's), every
+    /// hand and every other coin; and its inside no more unlike the table than a
+    /// coin had to be before the coins' look was known. Seed 531046's sweep-009: a plank's seam curving at
+    /// the far edge showed half a rim (18 of 36 sectors, all on one side) and made a
+    /// coin that revived one carried off the table in its tag.
+    pub(super) fn mark_rim_gaps(
+        &self,
+        g: &TopGrid,
+        fish: &[FishSighting],
+        occluders: &[(Point, f64)],
+        coins: &mut [CoinSighting],
+    ) {
+        /// A quarter of the rim's 36 sectors, in one stretch.
+        const GAP_SECTORS: usize = 9;
+        let placed: Vec<_> = fish
+            .iter()
+            .map(|f| self.footprint.placed(&f.pose))
+            .collect();
+        let centres: Vec<Point> = coins.iter().map(|c| c.pt_in_table).collect();
+        for (i, c) in coins.iter_mut().enumerate() {
+            let p = c.pt_in_table;
+            let r = c.radius_mm;
+            let around = crate::geometry::Disc::new(p, r + 2.0 * g.mm_per_px);
+            let clear = c.streak.is_none()
+                && placed.iter().all(|f| {
+                    (p - f.hole.center).norm() > f.hole.radius + r
+                        && !crate::geometry::fish_disc_overlap(f, &around, 0.0)
+                })
+                && occluders
+                    .iter()
+                    .all(|(centre, radius)| (p - centre).norm() > radius + r)
+                && centres
+                    .iter()
+                    .enumerate()
+                    .all(|(k, o)| k == i || (o - p).norm() > 2.0 * r + 2.0 * g.mm_per_px);
+            if !clear {
+                continue;
+            }
+            let (cu, cv) = g.px_from_table(p);
+            let r_px = r / g.mm_per_px;
+            let gap_in_view: Vec<bool> = (0..36)
+                .map(|k| {
+                    let a = (k as f64 + 0.5) / 36.0 * std::f64::consts::TAU - std::f64::consts::PI;
+                    let q = g.table_from_px(cu + r_px * a.cos(), cv + r_px * a.sin());
+                    c.rim_sectors & (1 << k) == 0
+                        && self.table.signed_distance(q) > self.edge_band_mm(g, q)
+                })
+                .collect();
+            // One stretch of rim missing, not sectors scattered about it: a rim a few
+            // pixels round (a low-resolution camera) leaves sectors empty all over.
+            let longest = (0..36)
+                .map(|start| {
+                    (0..36)
+                        .take_while(|k| gap_in_view[(start + k) % 36])
+                        .count()
+                })
+                .max()
+                .unwrap_or(0);
+            // Where the rim cannot vouch for a coin, its inside can: a copper coin on
+            // light wood shows no rim on its lit side (seed 777's sweep-023: 15
+            // sectors in one stretch), but its inside is unlike the table.
+            c.rim_gap_in_view = longest >= GAP_SECTORS
+                && self.judge_inside_by(g, cu, cv, 0.6 * r_px, true).is_none();
+        }
+    }
+
     /// Keeps the coins found whose insides look like the coins' look.
     pub(super) fn rejudge_coins(
         &self,
@@ -638,6 +722,7 @@ impl Detector {
         let mut cu = cu;
         let mut cv = cv;
         let mut rim_seen = 0.0;
+        let mut rim_bins = [false; 36];
         let mut mean_r = r_px;
         // Fit the centre with the radius known: robust where another edge (a hole's
         // rim) runs close to the coin's. The band narrows as the centre settles.
@@ -670,6 +755,7 @@ impl Detector {
                 pts.push((du, dv, d));
             }
             rim_seen = bins.iter().filter(|b| **b).count() as f64 / 36.0;
+            rim_bins = bins;
             if pts.len() < 8 {
                 return None;
             }
@@ -694,6 +780,12 @@ impl Detector {
             radius_mm: self.coin_radius * r / r_px,
             rim_seen,
             streak: None,
+            rim_sectors: rim_bins
+                .iter()
+                .enumerate()
+                .filter(|(_, seen)| **seen)
+                .fold(0u64, |m, (k, _)| m | 1 << k),
+            rim_gap_in_view: false,
         })
     }
 }

@@ -492,6 +492,12 @@ impl Detector {
             // later frame (a still part of the view is not looked at again).
             self.rejudge_coins(&g, &sightings.fish, &mut sightings.coins);
         }
+        self.mark_rim_gaps(
+            &g,
+            &sightings.fish,
+            &sightings.occluders,
+            &mut sightings.coins,
+        );
         let streaks = self.coin_streaks(view, &sightings);
         sightings.coins.extend(streaks);
         self.remember_bare_table(view, memory.as_ref(), &sightings);
@@ -1945,6 +1951,64 @@ mod tests {
             read.is_none_or(|f| (f.point() - at.point()).norm() < 5.0),
             "the tag under the hand read at {read:?}, lying at {at:?}"
         );
+    }
+
+    /// A circle whose rim showed on one half only, on the bare wood with nothing
+    /// near to hide the other half, is marked (a seam curving, a knot's ring: seed
+    /// 531046's sweep-009, such a circle at the far edge revived a coin carried off
+    /// the table); the same circle is not when its inside is unlike the table (a
+    /// copper coin on light wood, its rim lost on its lit side: seed 777's
+    /// sweep-023), nor when the whole rim showed, nor when the missing half faces
+    /// the table's edge (the edge band hides it).
+    #[test]
+    fn half_a_rim_in_plain_view_is_marked_unless_the_inside_or_the_edge_explains_it() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let copper = Point::new(80.0, 100.0);
+        let r = items.coin.radius;
+        let rgb = supersample(&grid, |p| {
+            let grain = 8.0 * (p.y * 0.3 + (p.x * 0.05).sin() * 2.0).sin();
+            if (p - copper).norm() < r {
+                [200.0, 110.0, 60.0]
+            } else {
+                [180.0 + grain, 130.0 + grain * 0.8, 80.0 + grain * 0.5]
+            }
+        });
+        let mut det = Detector::new(&items, &[[214, 39, 40]], table, DetectorConfig::default());
+        det.detect(&TopView {
+            grid,
+            rgb: &rgb,
+            bgr: false,
+        });
+        // Sector k spans k·10° − 180° onward in the view's pixel axes: 0..18 is the
+        // half toward −v, which is +y on the table (the far edge).
+        let half: u64 = (1 << 18) - 1;
+        let whole: u64 = (1 << 36) - 1;
+        let circle = |x: f64, y: f64, sectors: u64| CoinSighting {
+            pt_in_table: Point::new(x, y),
+            radius_mm: r,
+            rim_seen: sectors.count_ones() as f64 / 36.0,
+            streak: None,
+            rim_sectors: sectors,
+            rim_gap_in_view: false,
+        };
+        let far_is_low_v = grid.px_from_table(Point::new(0.0, 199.0)).1
+            < grid.px_from_table(Point::new(0.0, 1.0)).1;
+        // The half that faces the far edge, and the other.
+        let toward_far = if far_is_low_v { half } else { whole & !half };
+        let away_from_far = whole & !toward_far;
+        let mut coins = vec![
+            circle(200.0, 100.0, half),
+            circle(copper.x, copper.y, half),
+            circle(200.0, 60.0, whole),
+            // Its centre 3 mm inside the far edge, its rim seen on the side away
+            // from it.
+            circle(150.0, 197.0, away_from_far),
+        ];
+        det.mark_rim_gaps(&grid, &[], &[], &mut coins);
+        let marked: Vec<bool> = coins.iter().map(|c| c.rim_gap_in_view).collect();
+        assert_eq!(marked, [true, false, false, false], "{coins:?}");
     }
 
     /// The black the top view shows where the camera does not see is no player's

@@ -107,6 +107,14 @@ pub struct CoinSighting {
     /// Seen only as a motion-blur streak: the segment its centre swept during the
     /// exposure (`pt_in_table` is its midpoint). See [`super::streaks`].
     pub streak: Option<Streak>,
+    /// Which of 36 equal sectors about the centre showed the rim (bit `k`: the
+    /// sector from `k` × 10° − 180°, angles in the view's pixel axes).
+    pub rim_sectors: u64,
+    /// A quarter of the rim or more, in one stretch, went unseen where nothing could
+    /// hide it: on the bare table top, clear of its edge, every tag, hand and other
+    /// coin. A coin at rest shows its whole rim there; a blurred one only the arcs
+    /// along its path; a grain, a seam or a shadow's edge an arc or two.
+    pub rim_gap_in_view: bool,
 }
 
 /// Everything found in one top-down frame.
@@ -221,6 +229,7 @@ impl Sightings {
                     confidence: c.rim_seen,
                     streak: c.streak,
                     in_hole_of,
+                    rim_gap_in_view: c.rim_gap_in_view,
                 }
             })
             .collect();

@@ -53,6 +53,11 @@ pub struct CoinDetection {
     /// Index into [`FrameDetections::fish`] of the fish whose hole shows this coin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_hole_of: Option<usize>,
+    /// A quarter of its rim or more went unseen where nothing could hide it (a
+    /// coin blurred along its path, or a grain, a seam, a shadow's edge): it may
+    /// continue a coin's track, but starts none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rim_gap_in_view: bool,
 }
 
 /// A region of the table hidden from the camera (a hand, an arm), table mm.

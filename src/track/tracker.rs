@@ -2092,7 +2092,11 @@ impl Tracker {
             }
         }
         for (j, d) in dets.coins.iter().enumerate() {
-            if coin_used[j] || d.streak.is_some() || !cfg.table.contains(d.pt_in_table) {
+            if coin_used[j]
+                || d.streak.is_some()
+                || d.rim_gap_in_view
+                || !cfg.table.contains(d.pt_in_table)
+            {
                 continue;
             }
             let dup = self.tracks.iter().any(|t| {

@@ -309,6 +309,7 @@ fn detect(s: &Script, truth: &[TruthFrame]) -> Vec<FrameDetections> {
                         confidence: 0.9,
                         streak: None,
                         in_hole_of: None,
+                        rim_gap_in_view: false,
                     };
                     if speed > s.fast_mm_s {
                         if f % 2 == 1 {
@@ -1024,6 +1025,7 @@ fn coin_at(x: f64, y: f64) -> CoinDetection {
         confidence: 0.5,
         streak: None,
         in_hole_of: None,
+        rim_gap_in_view: false,
     }
 }
 
@@ -1230,6 +1232,7 @@ fn twin_coin_seen_again(x_again: f64, coin1_hidden: bool) -> Vec<TrackFrame> {
                     confidence: 1.0,
                     streak: None,
                     in_hole_of: None,
+                    rim_gap_in_view: false,
                 })
             };
             if f < 10 {
