@@ -543,14 +543,14 @@ impl Detector {
         coins
     }
 
-    /// Marks the coins whose rim went unseen over a quarter of its round or more,
-    /// in one stretch, where nothing could hide it ([`CoinSighting::rim_gap_in_view`]): the rim's
-    /// point of each unseen sector on the table top clear of its edge band, and the
-    /// coin clear of every tag (a hole's rim and a tag's side cross a coin's), every
-    /// hand and every other coin; and its inside no more unlike the table than a
-    /// coin had to be before the coins' look was known. Seed 531046's sweep-009: a plank's seam curving at
-    /// the far edge showed half a rim (18 of 36 sectors, all on one side) and made a
-    /// coin that revived one carried off the table in its tag.
+    /// Marks the coins whose rim went unseen over a quarter of its round or more, in
+    /// one stretch, where nothing could hide it ([`CoinSighting::rim_gap_in_view`]):
+    /// the rim's point of each unseen sector on the table top clear of its edge band,
+    /// and the coin clear of every tag (a hole's rim and a tag's side cross a coin's),
+    /// every hand and every other coin; and its inside no more unlike the table than
+    /// a coin had to be before the coins' look was known. Seed 531046's sweep-009: a
+    /// plank's seam curving at the far edge showed half a rim (18 of 36 sectors, all
+    /// on one side) and made a coin that revived one carried off the table in its tag.
     pub(super) fn mark_rim_gaps(
         &self,
         g: &TopGrid,

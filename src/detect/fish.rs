@@ -365,10 +365,10 @@ impl Detector {
         // the floor. Together with what can only be the tag, more of it than a tag's
         // area (smeared, twice that) is not all tag, and which part is tag it cannot
         // say: where the tag is, how much of it shows and which way it lies are then
-        // read from the rest. A red-brown floor with the arm reaching over it
-        // outweighed a red tag at rest by the far edge (seed 777's sweep-002: 2,200
-        // pixels of tag in a blob of 30,000; its colour's centroid put the tag 285 mm
-        // along the edge, and the track followed).
+        // read from the rest. A red-brown floor learned as scenery of red outweighed
+        // a red tag at rest by the far edge (seed 777's sweep-002: 2,200 pixels of tag
+        // in a blob of 30,000; its colour's centroid put the tag 285 mm along the
+        // edge, and the track followed).
         let scenery_may_be_tag =
             pts.iter().map(|p| p.1).sum::<f64>() <= SMEARED_AREA * self.template.area;
         let (area, centroid, cov) = moments(

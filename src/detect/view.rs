@@ -111,9 +111,11 @@ pub struct CoinSighting {
     /// sector from `k` × 10° − 180°, angles in the view's pixel axes).
     pub rim_sectors: u64,
     /// A quarter of the rim or more, in one stretch, went unseen where nothing could
-    /// hide it: on the bare table top, clear of its edge, every tag, hand and other
-    /// coin. A coin at rest shows its whole rim there; a blurred one only the arcs
-    /// along its path; a grain, a seam or a shadow's edge an arc or two.
+    /// hide it (on the bare table top, clear of its edge, every tag, hand and other
+    /// coin), and the inside does not set it apart from the table: a grain, a seam
+    /// or a shadow's edge read as a rim, or a coin blurred along its path. A coin at
+    /// rest in the open shows its whole rim, or an inside unlike the table (a copper
+    /// coin on light wood loses its rim on its lit side).
     pub rim_gap_in_view: bool,
 }
 

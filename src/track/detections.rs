@@ -53,9 +53,9 @@ pub struct CoinDetection {
     /// Index into [`FrameDetections::fish`] of the fish whose hole shows this coin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_hole_of: Option<usize>,
-    /// A quarter of its rim or more went unseen where nothing could hide it (a
-    /// coin blurred along its path, or a grain, a seam, a shadow's edge): it may
-    /// continue a coin's track, but starts none.
+    /// A quarter of its rim or more went unseen where nothing could hide it, its
+    /// inside like the table (a grain, a seam, a shadow's edge, or a coin blurred
+    /// along its path): it may continue a coin's track, but starts none.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub rim_gap_in_view: bool,
 }
