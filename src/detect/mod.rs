@@ -1898,7 +1898,7 @@ mod tests {
 
     /// A floor of a tag's hue all around the table (learned as scenery at the
     /// opening) joins the blob of a red tag lying against the far edge, and outweighs
-    /// it many times. With a hand over half the tag while something moves, its
+    /// it many times. With a hand over most of the tag while something moves, its
     /// colour's centroid lay out on the floor (seed 777's sweep-002: the tag read
     /// 285 mm along the edge, and its track followed). What can only be the tag says
     /// where it is: read by it, the tag is where it lies, or not read at all.
@@ -1982,7 +1982,7 @@ mod tests {
             bgr: false,
         });
         // Sector k spans k·10° − 180° onward in the view's pixel axes: 0..18 is the
-        // half toward −v, which is +y on the table (the far edge).
+        // half toward −v; which side of the table that faces follows from the grid.
         let half: u64 = (1 << 18) - 1;
         let whole: u64 = (1 << 36) - 1;
         let circle = |x: f64, y: f64, sectors: u64| CoinSighting {
