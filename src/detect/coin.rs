@@ -722,14 +722,15 @@ impl Detector {
         let mut cu = cu;
         let mut cv = cv;
         let mut rim_seen = 0.0;
-        let mut rim_bins = [false; 36];
+        let mut rim_sectors = 0u64;
         let mut mean_r = r_px;
         // Fit the centre with the radius known: robust where another edge (a hole's
         // rim) runs close to the coin's. The band narrows as the centre settles.
         for (round, band) in Self::FIT_BANDS_PX.into_iter().enumerate() {
             let last = round + 1 == Self::FIT_BANDS_PX.len();
             let mut pts = Vec::new();
-            let mut bins = [false; 36];
+            // Which of 36 sectors show the rim, a bit each.
+            let mut sectors = 0u64;
             // Squared bounds of the band, a hair wide: most edges fail them, rootless.
             let inner = (r_px - band).max(0.0) * (1.0 - 1e-9);
             let outer = (r_px + band) * (1.0 + 1e-9);
@@ -750,12 +751,12 @@ impl Detector {
                 }
                 // Only the last round's share of the rim is kept.
                 if last {
-                    bins[sector_of(du, dv, bins.len())] = true;
+                    sectors |= 1 << sector_of(du, dv, 36);
                 }
                 pts.push((du, dv, d));
             }
-            rim_seen = bins.iter().filter(|b| **b).count() as f64 / 36.0;
-            rim_bins = bins;
+            rim_seen = sectors.count_ones() as f64 / 36.0;
+            rim_sectors = sectors;
             if pts.len() < 8 {
                 return None;
             }
@@ -780,11 +781,7 @@ impl Detector {
             radius_mm: self.coin_radius * r / r_px,
             rim_seen,
             streak: None,
-            rim_sectors: rim_bins
-                .iter()
-                .enumerate()
-                .filter(|(_, seen)| **seen)
-                .fold(0u64, |m, (k, _)| m | 1 << k),
+            rim_sectors,
             rim_gap_in_view: false,
         })
     }
