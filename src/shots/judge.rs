@@ -550,18 +550,19 @@ pub(super) fn turn_back_end_for_end(cfg: &ShotConfig, history: &mut [TrackFrame]
         .map(|t| t.track)
         .collect();
     for track in tracks {
+        // (history index, item index, frame) of each seen sighting on the table:
+        // turning a sighting back moves it, but leaves it where it is in the history.
+        let seen: Vec<(usize, usize, FrameIdx)> = history
+            .iter()
+            .enumerate()
+            .filter_map(|(h, tf)| {
+                tf.items
+                    .iter()
+                    .position(|t| t.track == track && t.seen && t.state.on_table())
+                    .map(|k| (h, k, tf.frame))
+            })
+            .collect();
         for run in 1..=END_FOR_END_RUN {
-            // (history index, item index, frame) of each seen sighting on the table.
-            let seen: Vec<(usize, usize, FrameIdx)> = history
-                .iter()
-                .enumerate()
-                .filter_map(|(h, tf)| {
-                    tf.items
-                        .iter()
-                        .position(|t| t.track == track && t.seen && t.state.on_table())
-                        .map(|k| (h, k, tf.frame))
-                })
-                .collect();
             let angle = |history: &[TrackFrame], (h, k, _): (usize, usize, FrameIdx)| {
                 history[h].items[k].pose.angle()
             };
