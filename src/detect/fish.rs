@@ -42,6 +42,28 @@ const WIDE_REFINED: usize = 6;
 /// hole, whatever its chroma.
 const THROUGH_HOLE_DARKER: f32 = 0.74;
 
+/// Spacing (mm) of the outline samples [`Detector::angle_from_outline`] reads.
+const EDGE_SAMPLE_MM: f64 = 1.0;
+/// How far (mm) either side of where the outline is expected the coverage is read
+/// across it: more than a region fit is off, less than the narrowest material
+/// between a tag's outline and its hole (3 mm on the other renderer's tags).
+const EDGE_REACH_MM: f64 = 2.5;
+/// The step (mm) of the profiles read across the outline: a quarter of the view's
+/// millimetre pixel.
+const EDGE_PROFILE_STEP_MM: f64 = 0.25;
+/// An edge read this far (mm) from where the fit puts it counts fully; farther ones
+/// count less (Huber): a coin, a printed number or a highlight at the edge.
+const EDGE_HUBER_MM: f64 = 0.5;
+/// The least fall of coverage (of 0..1) across the outline that is read as the
+/// tag's edge.
+const EDGE_CONTRAST: f64 = 0.5;
+/// Gauss-Newton steps of the outline fit (it settles in two or three).
+const EDGE_ITERATIONS: usize = 5;
+/// The outline fit is refused when it moves the tag more than this (mm, as
+/// [`moved_by`]): a region fit is never that far off, and a fit that far is led
+/// away by something at the edge.
+const EDGE_MOST_MM: f64 = 3.0;
+
 /// Moments of the tag material in the fish frame.
 #[derive(Debug, Clone)]
 pub(super) struct Template {
@@ -58,6 +80,9 @@ pub(super) struct Template {
     hole: Vec<Vector>,
     /// Sample points on the material within a few millimetres of the hole's edge.
     rim: Vec<Vector>,
+    /// Points about a millimetre apart along the outline, each with its outward
+    /// normal (fish frame), for [`Detector::polish_by_outline`].
+    edge: Vec<(Vector, Vector)>,
     /// Thinner sample sets for the coarse search.
     coarse_material: Vec<Vector>,
     coarse_hole: Vec<Vector>,
@@ -183,6 +208,7 @@ impl Template {
             .collect();
         let rim = thin(&rim_ij, 60);
         let coarse_hole = thin(&hole_ij, 30);
+        let edge = outline_samples(footprint.outline(), EDGE_SAMPLE_MM);
         Template {
             area,
             centroid,
@@ -192,6 +218,7 @@ impl Template {
             material: thin(&on, 400),
             hole,
             rim,
+            edge,
             coarse_material,
             coarse_hole,
             raster,
@@ -201,6 +228,56 @@ impl Template {
             raster_side,
         }
     }
+}
+
+/// Points about `spacing` apart along a counter-clockwise outline, each with its
+/// outward normal.
+fn outline_samples(outline: &[Point], spacing: f64) -> Vec<(Vector, Vector)> {
+    let mut out = Vec::new();
+    for (i, a) in outline.iter().enumerate() {
+        let b = outline[(i + 1) % outline.len()];
+        let d = b - a;
+        let len = d.norm();
+        if !len.is_finite() || len <= 1e-9 {
+            continue;
+        }
+        let normal = Vector::new(d.y, -d.x) / len;
+        let n = (len / spacing).ceil().max(1.0) as usize;
+        for k in 0..n {
+            let t = (k as f64 + 0.5) / n as f64;
+            out.push((a.coords + d * t, normal));
+        }
+    }
+    out
+}
+
+/// Where, along a profile of coverage read from inside a tag outward (samples
+/// `step` apart), the tag's colour ends: a step from the inside's level (the first
+/// quarter's mean) to the outside's (the last quarter's) at `x` leaves the profile
+/// at the inside's level for `x` of its length, so the edge lies at the area under
+/// the profile scaled between the two levels. Blur spreads the step evenly either
+/// side, which leaves the area the same. `None` when the two levels are too close
+/// to tell an edge (the colour does not end there: a hand, a printed number).
+pub(super) fn edge_in_profile(profile: &[f64], step: f64) -> Option<f64> {
+    // A quarter of the profile's length, both ends' samples counted.
+    let quarter = (profile.len().saturating_sub(1)) / 4 + 1;
+    if profile.len() < 2 * quarter + 1 {
+        return None;
+    }
+    let mean = |p: &[f64]| p.iter().sum::<f64>() / p.len() as f64;
+    let inside = mean(&profile[..quarter]);
+    let outside = mean(&profile[profile.len() - quarter..]);
+    let contrast = inside - outside;
+    if contrast.is_nan() || contrast < EDGE_CONTRAST {
+        return None;
+    }
+    let level = |x: f64| ((x - outside) / contrast).clamp(0.0, 1.0);
+    Some(
+        profile
+            .windows(2)
+            .map(|ab| 0.5 * (level(ab[0]) + level(ab[1])) * step)
+            .sum(),
+    )
 }
 
 /// A point of a tag's colour blob: where (table mm), its coverage weight (mm²), and
@@ -658,7 +735,8 @@ impl Detector {
             (best_fit, best_pose) = (self.agreement(g, player, &kept, &blob, quick), kept);
             smear_possible = false;
         }
-        if smear_possible && best_fit < SMEARED_FIT {
+        let smeared = smear_possible && best_fit < SMEARED_FIT;
+        if smeared {
             // Smeared past recognition (a tag moving its own length in an exposure):
             // no placement of the sharp outline explains the smear, and the best one
             // may sit anywhere along it. The colour's centroid is still the tag's
@@ -670,6 +748,13 @@ impl Detector {
             let theta =
                 expected_angle.map_or(best_pose.angle(), |e| same_end_as(best_pose.angle(), e));
             best_pose = at_centroid(theta);
+        }
+        // A tag placed by the region fit is turned as its outline says (not one
+        // smeared past recognition, nor one kept under a hand where it settled).
+        if !smeared && kept.is_none() {
+            if let Some(theta) = self.angle_from_outline(g, player, &best_pose) {
+                best_pose = Pose::fish(best_pose.x, best_pose.y, theta);
+            }
         }
         best_pose.theta = Some(wrap_angle(best_pose.angle()));
         Some(FishSighting {
@@ -993,6 +1078,122 @@ impl Detector {
             }
         }
         (pose, fit)
+    }
+    /// The tag's angle read from its outline: the footprint turned so that its
+    /// outline lies where the tag's colour is seen to end. The region fit maximises
+    /// how much of the coverage the footprint explains, which stays flat while the
+    /// footprint turns inside what shows of the tag: the side faces seen obliquely
+    /// widen it, and a printed number or a highlight inside it is no colour (the
+    /// other renderer's tags read 0.7° turned at rest, a median, up to 2.6°). Where
+    /// the colour ends across the outline does not depend on what lies inside.
+    ///
+    /// Each outline sample reads the coverage across the outline (where nothing
+    /// hides it, on the table top) and places the edge there ([`edge_in_profile`]);
+    /// the pose, how far the side faces facing the camera show (0 to the whole
+    /// thickness's parallax) and how far the colour reaches past the outline all
+    /// round (the edge's spread, a bevel, a soft shadow) are fitted to those places
+    /// by least squares (Huber). Only the angle is taken: where the tag stands
+    /// stays the region fit's, which the side faces' and the shadow's unknown
+    /// reach would pull along their directions. `None` when less than half the
+    /// outline was read, or the fit would move the tag farther than a region fit
+    /// is ever off.
+    pub(super) fn angle_from_outline(
+        &self,
+        g: &TopGrid,
+        player: usize,
+        pose: &Pose,
+    ) -> Option<f64> {
+        let (w, h) = (g.width, g.height);
+        let n = w * h;
+        let coverage = self.coverages.get(player * n..(player + 1) * n)?;
+        if self.on_table.len() != n || self.blocked.len() != n {
+            return None;
+        }
+        let hidden = unknown_bits(player);
+        let parallax = self.parallax();
+        let thickness = self.fish_thickness;
+        let steps = (2.0 * EDGE_REACH_MM / EDGE_PROFILE_STEP_MM).round() as usize;
+        let mut profile = Vec::with_capacity(steps + 1);
+        let mut p = *pose;
+        // The side faces' share (0: the top face alone shows; 1: the side faces
+        // facing the camera down to the table), held near a half unless the outline
+        // says otherwise (seen from straight above there is nothing to tell it).
+        let mut side = 0.5;
+        const SIDE_PRIOR: f64 = 1.0;
+        // How far (mm) the colour reaches past the outline all round.
+        let mut swell = 0.0;
+        for _ in 0..EDGE_ITERATIONS {
+            let (s, c) = p.angle().sin_cos();
+            let turn = |v: Vector| Vector::new(c * v.x - s * v.y, s * v.x + c * v.y);
+            let t = Vector::new(p.x, p.y);
+            let mut jtj = nalgebra::Matrix5::<f64>::zeros();
+            let mut jtr = nalgebra::Vector5::<f64>::zeros();
+            let mut read = 0usize;
+            for &(fp, normal) in &self.template.edge {
+                let arm = turn(fp);
+                let q = t + arm;
+                let m = turn(normal);
+                // The top face appears pushed away from the camera by half the
+                // thickness's parallax from the mid-height outline the pose places;
+                // on the side facing the camera the side face may show down to the
+                // table, as far again.
+                let (top, near) = if parallax.height > thickness {
+                    let radial = q - parallax.foot.coords;
+                    let off = radial.norm() * thickness / (parallax.height - thickness);
+                    let along = m.dot(&radial.normalize());
+                    if along.is_finite() {
+                        (0.5 * off * along, off * (-along).max(0.0))
+                    } else {
+                        (0.0, 0.0)
+                    }
+                } else {
+                    (0.0, 0.0)
+                };
+                let expected = top + side * near + swell;
+                profile.clear();
+                for k in 0..=steps {
+                    let d = expected - EDGE_REACH_MM + k as f64 * EDGE_PROFILE_STEP_MM;
+                    let (u, v) = g.px_from_table(Point::from(q + m * d));
+                    // Written so that NaN fails the test too.
+                    if !(u >= 0.0 && v >= 0.0 && u < (w - 1) as f64 && v < (h - 1) as f64) {
+                        break;
+                    }
+                    let i = (v + 0.5) as usize * w + (u + 0.5) as usize;
+                    if self.blocked[i] & hidden != 0 || !self.on_table[i] {
+                        break;
+                    }
+                    profile.push(bilinear(coverage, w, h, u, v) as f64);
+                }
+                let Some(at) = (profile.len() == steps + 1)
+                    .then(|| edge_in_profile(&profile, EDGE_PROFILE_STEP_MM))
+                    .flatten()
+                else {
+                    continue;
+                };
+                let r = at - EDGE_REACH_MM;
+                let weight = EDGE_HUBER_MM / r.abs().max(EDGE_HUBER_MM);
+                let j = nalgebra::Vector5::new(m.x, m.y, m.y * arm.x - m.x * arm.y, near, 1.0);
+                jtj += j * j.transpose() * weight;
+                jtr += j * (r * weight);
+                read += 1;
+            }
+            if 2 * read < self.template.edge.len() {
+                return None;
+            }
+            jtj[(3, 3)] += SIDE_PRIOR;
+            jtr[3] += SIDE_PRIOR * (0.5 - side);
+            let step = jtj.cholesky()?.solve(&jtr);
+            if !step.iter().all(|x| x.is_finite()) {
+                return None;
+            }
+            p = Pose::fish(p.x + step[0], p.y + step[1], p.angle() + step[2]);
+            side = (side + step[3]).clamp(0.0, 1.0);
+            swell += step[4];
+            if step[0].hypot(step[1]) < 0.01 && step[2].abs() < 1e-4 {
+                break;
+            }
+        }
+        (moved_by(pose, &p, self.footprint.reach()) < EDGE_MOST_MM).then_some(p.angle())
     }
 }
 

@@ -2583,6 +2583,178 @@ mod tests {
         }
     }
 
+    /// A yellow tag at rest on wood seen obliquely: its top face pushed away from the
+    /// camera, its side faces toward the camera in a darker shade, its shadow cast
+    /// to one side, a number printed in white near its far end (the other
+    /// renderer's tags read 0.7° turned, a median, at rest, up to 2.6°). The
+    /// footprint can turn inside what shows of the tag without changing how much of
+    /// it it explains (without the outline's reading: up to 0.9° here); the
+    /// outline's edge turns it right.
+    #[test]
+    fn a_tag_seen_obliquely_with_a_printed_number_is_read_at_its_angle() {
+        let items = Items::default_set();
+        let fp = FishFootprint::new(&items);
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let camera_mm = 0.9;
+        let yellow = [230, 200, 40];
+        let camera = nalgebra::Point3::new(40.0, -700.0, 1300.0);
+        let parallax = view::Parallax {
+            foot: Point::new(camera.x, camera.y),
+            height: camera.z,
+        };
+        let h = items.fish.thickness;
+        // The light's shadow falls 1.5 mm toward +x, its edge soft over 3 mm.
+        let shadow_shift = crate::geometry::Vector::new(1.5, 0.0);
+        for theta in [0.35f64, 1.2, 2.1, -0.6, -2.4] {
+            // Where it stands: the mid-height pose the detector reads.
+            let mid = Pose::fish(150.0, 100.0, theta);
+            let base = parallax.lower(mid.point(), 0.5 * h);
+            let top = parallax.appear(base, h);
+            let tag_top = fp.placed(&Pose::fish(top.x, top.y, theta));
+            let faces: Vec<_> = (0..=8)
+                .map(|k| {
+                    let at = base + (top - base) * (k as f64 / 8.0);
+                    fp.placed(&Pose::fish(at.x, at.y, theta))
+                })
+                .collect();
+            let shadow = fp.placed(&Pose::fish(
+                base.x + shadow_shift.x,
+                base.y + shadow_shift.y,
+                theta,
+            ));
+            // The number: a block across the tag's far half, off its axis.
+            let (s, c) = theta.sin_cos();
+            let printed = |p: Point| {
+                let d = p - top;
+                let (x, y) = (c * d.x + s * d.y, -s * d.x + c * d.y);
+                (22.0..40.0).contains(&x) && (-4.0..11.0).contains(&y)
+            };
+            let scene = |p: Point| {
+                let grain = 6.0 * (p.y * 0.35 + (p.x * 0.05).sin() * 2.0).sin();
+                let wood = [185.0 + grain, 150.0 + grain * 0.8, 100.0 + grain * 0.5];
+                if (p - top).norm() > fp.reach() + 6.0 {
+                    wood
+                } else if tag_top.covers(p) {
+                    if printed(p) {
+                        [240.0, 238.0, 225.0]
+                    } else {
+                        yellow.map(f64::from)
+                    }
+                } else if faces.iter().any(|f| f.covers(p)) {
+                    [150.0, 125.0, 25.0]
+                } else {
+                    // Darkest inside the shadow's outline, fading over 3 mm out of it.
+                    let inside = if shadow.covers(p) {
+                        1.5
+                    } else {
+                        1.5 - crate::geometry::shapes::boundary_distance(p, &shadow.outline)
+                    };
+                    let dark = 1.0 - 0.3 * ((inside + 1.5) / 3.0).clamp(0.0, 1.0);
+                    wood.map(|x| x * dark)
+                }
+            };
+            let rgb = through_camera(&grid, scene, camera_mm);
+            let mut det =
+                Detector::new(&items, &[yellow], table.clone(), DetectorConfig::default())
+                    .seen_through(looking_straight_down(camera_mm))
+                    .looked_at_from(Some(camera));
+            let s = det.detect(&TopView {
+                grid,
+                rgb: &rgb,
+                bgr: false,
+            });
+            let read = s.fish.iter().find(|f| f.player == 0).map(|f| f.pose);
+            let Some(read) = read else {
+                panic!("the tag at {mid:?} not found")
+            };
+            let turned = wrap_angle(read.angle() - theta).abs().to_degrees();
+            assert!(
+                turned < 0.3,
+                "a tag at {theta} rad read {turned:.2}° turned"
+            );
+            // Where it stands is the region fit's, as before.
+            let stands = parallax.lower(read.point(), 0.5 * h);
+            assert!(
+                (stands - base).norm() < 0.6,
+                "a tag at {base:?} read at {stands:?}"
+            );
+        }
+    }
+
+    /// A tag whose side is half under another player's tag, seen through a camera
+    /// whose pixels are 1.5 mm wide: what shows of it fits turned as well as
+    /// straight (without the outline's reading: up to 0.9° off here); the outline
+    /// where it is seen turns it right.
+    #[test]
+    fn a_tag_half_under_another_is_read_at_its_angle() {
+        let items = Items::default_set();
+        let fp = FishFootprint::new(&items);
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let camera_mm = 1.5;
+        let (yellow, red) = ([230, 200, 40], [200, 30, 40]);
+        for theta in [0.35f64, 1.2, 2.1, -0.6, -2.4] {
+            let at = Pose::fish(150.0, 100.0, theta);
+            let tag = fp.placed(&at);
+            // The other tag lies across the far half of this one's right side.
+            let over = at.point()
+                + nalgebra::Rotation2::new(theta) * crate::geometry::Vector::new(35.0, -22.0);
+            let other = fp.placed(&Pose::fish(over.x, over.y, theta + 0.4));
+            let scene = |p: Point| {
+                let grain = 6.0 * (p.y * 0.35 + (p.x * 0.05).sin() * 2.0).sin();
+                if other.covers(p) {
+                    red.map(f64::from)
+                } else if tag.covers(p) {
+                    yellow.map(f64::from)
+                } else {
+                    [185.0 + grain, 150.0 + grain * 0.8, 100.0 + grain * 0.5]
+                }
+            };
+            let rgb = through_camera(&grid, scene, camera_mm);
+            let mut det = Detector::new(
+                &items,
+                &[yellow, red],
+                table.clone(),
+                DetectorConfig::default(),
+            )
+            .seen_through(looking_straight_down(camera_mm));
+            let s = det.detect(&TopView {
+                grid,
+                rgb: &rgb,
+                bgr: false,
+            });
+            assert_tag_found_at(&s, at, 1.0, Some(0.3f64.to_radians()));
+        }
+    }
+
+    /// A step of coverage blurred over a millimetre or two near the middle of the
+    /// profile (where the outline fit brings it) is placed at its middle whatever
+    /// its levels, and a profile with no step in it places nothing.
+    #[test]
+    fn an_edge_is_placed_in_the_middle_of_its_blurred_step() {
+        let step = 0.25;
+        for (edge, inside, outside, blur) in [
+            (2.5, 0.9, 0.1, 0.5),
+            (2.2, 1.0, 0.0, 0.4),
+            (2.8, 0.7, 0.15, 0.3),
+        ] {
+            let profile: Vec<f64> = (0..=20)
+                .map(|k| {
+                    let x = k as f64 * step;
+                    outside + (inside - outside) / (1.0 + ((x - edge) / blur).exp())
+                })
+                .collect();
+            let at = fish::edge_in_profile(&profile, step);
+            assert!(
+                at.is_some_and(|at| (at - edge).abs() < 0.05),
+                "an edge at {edge} read at {at:?}"
+            );
+        }
+        assert_eq!(fish::edge_in_profile(&[0.8; 21], step), None);
+        assert_eq!(fish::edge_in_profile(&[0.9, 0.2], step), None);
+    }
+
     /// The table's edge seen from an angle: its side face a dark band about a coin
     /// across beyond the edge, a light floor past it, a corner. Circles drawn by
     /// those lines (the foreign clips' phantom coins along the edge and in the
