@@ -1,8 +1,8 @@
 //! Fish: the tag's template (moments, sample points and rasters of the known
 //! outline), and a player's tag found in its colour coverage: blobs, moments, starts,
 //! the agreement of a placed footprint with the coverage, its local refinement, the
-//! wide search for a partly hidden tag, the hole, and the track kept when the
-//! evidence cannot tell poses apart.
+//! wide search for a partly hidden tag, the hole, the track kept when the
+//! evidence cannot tell poses apart, and the angle read from the outline's edge.
 
 use super::coverage::unknown_bits;
 use super::look::{dist2, DARKEST_COLOURED};

@@ -10,7 +10,8 @@
 //!   lies from the table's toward the player's (anti-aliased edges count partly),
 //!   and the pose comes from the coverage-weighted moments matched to the moments
 //!   of the known outline (`items.json`, any shape), then refined by maximising the
-//!   agreement between the placed footprint and the coverage.
+//!   agreement between the placed footprint and the coverage; its angle is then read
+//!   from the outline, where the coverage ends across it.
 //! - **Coins**: a gradient Hough transform for the known coin radius, peaks refined
 //!   by a least-squares circle fit to the edge pixels around them; with
 //!   [`DetectorConfig::coin_streaks`], coins too fast for a rim as blur streaks
@@ -31,7 +32,7 @@
 //! | `look` | colour: each pixel's chroma and grey, the looks of the table, the floor and a disc |
 //! | `colours` | the players' colours as the camera shows them, learned from the first whole view |
 //! | `coverage` | each player's colour coverage of every pixel, and what hides a tag there (the `blocked` bits) |
-//! | `fish` | the tag template; a tag's pose fitted to its coverage (agreement, refinement, wide search, hole) |
+//! | `fish` | the tag template; a tag's pose fitted to its coverage (agreement, refinement, wide search, hole), its angle read from its outline |
 //! | `exposure` | the shutter's open share, read from a moving tag's blur |
 //! | `occluder` | hands and arms: odd or changed regions, as discs |
 //! | `coin` | coins: Hough votes, circle fit, the coin's look, the hand-over to the streak search |
