@@ -2660,11 +2660,7 @@ mod tests {
                 Detector::new(&items, &[yellow], table.clone(), DetectorConfig::default())
                     .seen_through(looking_straight_down(camera_mm))
                     .looked_at_from(Some(camera));
-            let s = det.detect(&TopView {
-                grid,
-                rgb: &rgb,
-                bgr: false,
-            });
+            let s = look(&mut det, grid, &rgb, false);
             let read = s.fish.iter().find(|f| f.player == 0).map(|f| f.pose);
             let Some(read) = read else {
                 panic!("the tag at {mid:?} not found")
@@ -2720,11 +2716,7 @@ mod tests {
                 DetectorConfig::default(),
             )
             .seen_through(looking_straight_down(camera_mm));
-            let s = det.detect(&TopView {
-                grid,
-                rgb: &rgb,
-                bgr: false,
-            });
+            let s = look(&mut det, grid, &rgb, false);
             assert_tag_found_at(&s, at, 1.0, Some(0.3f64.to_radians()));
         }
     }
