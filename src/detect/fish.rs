@@ -81,7 +81,7 @@ pub(super) struct Template {
     /// Sample points on the material within a few millimetres of the hole's edge.
     rim: Vec<Vector>,
     /// Points about a millimetre apart along the outline, each with its outward
-    /// normal (fish frame), for [`Detector::polish_by_outline`].
+    /// normal (fish frame), for [`Detector::angle_from_outline`].
     edge: Vec<(Vector, Vector)>,
     /// Thinner sample sets for the coarse search.
     coarse_material: Vec<Vector>,
@@ -1079,6 +1079,7 @@ impl Detector {
         }
         (pose, fit)
     }
+
     /// The tag's angle read from its outline: the footprint turned so that its
     /// outline lies where the tag's colour is seen to end. The region fit maximises
     /// how much of the coverage the footprint explains, which stays flat while the
@@ -1155,7 +1156,11 @@ impl Detector {
                     let d = expected - EDGE_REACH_MM + k as f64 * EDGE_PROFILE_STEP_MM;
                     let (u, v) = g.px_from_table(Point::from(q + m * d));
                     // Written so that NaN fails the test too.
-                    if !(u >= 0.0 && v >= 0.0 && u < (w - 1) as f64 && v < (h - 1) as f64) {
+                    if !(u >= 0.0
+                        && v >= 0.0
+                        && u < w.saturating_sub(1) as f64
+                        && v < h.saturating_sub(1) as f64)
+                    {
                         break;
                     }
                     let i = (v + 0.5) as usize * w + (u + 0.5) as usize;
