@@ -2589,8 +2589,8 @@ mod tests {
     /// to one side, a number printed in white near its far end (the other
     /// renderer's tags read 0.7° turned, a median, at rest, up to 2.6°). The
     /// footprint can turn inside what shows of the tag without changing how much of
-    /// it it explains (without the outline's reading: up to 0.9° here); the
-    /// outline's edge turns it right.
+    /// it it explains (without the outline's reading: 0.1–0.6° off here); the
+    /// outline's edge turns it right (under 0.06°).
     #[test]
     fn a_tag_seen_obliquely_with_a_printed_number_is_read_at_its_angle() {
         let items = Items::default_set();
@@ -2681,7 +2681,7 @@ mod tests {
 
     /// A tag whose side is half under another player's tag, seen through a camera
     /// whose pixels are 1.5 mm wide: what shows of it fits turned as well as
-    /// straight (without the outline's reading: up to 0.9° off here); the outline
+    /// straight (without the outline's reading: up to 0.95° off here); the outline
     /// where it is seen turns it right.
     #[test]
     fn a_tag_half_under_another_is_read_at_its_angle() {
