@@ -1137,19 +1137,10 @@ impl Detector {
                 // The top face appears pushed away from the camera by half the
                 // thickness's parallax from the mid-height outline the pose places;
                 // on the side facing the camera the side face may show down to the
-                // table, as far again.
-                let (top, near) = if parallax.height > thickness {
-                    let radial = q - parallax.foot.coords;
-                    let off = radial.norm() * thickness / (parallax.height - thickness);
-                    let along = m.dot(&radial.normalize());
-                    if along.is_finite() {
-                        (0.5 * off * along, off * (-along).max(0.0))
-                    } else {
-                        (0.0, 0.0)
-                    }
-                } else {
-                    (0.0, 0.0)
-                };
+                // table, as far again. `along`: the whole parallax along the normal.
+                let at = Point::from(q);
+                let along = m.dot(&(parallax.appear(at, thickness) - at));
+                let (top, near) = (0.5 * along, (-along).max(0.0));
                 let expected = top + side * near + swell;
                 profile.clear();
                 for k in 0..=steps {
