@@ -6,7 +6,9 @@
 use super::evidence;
 use super::{Previous, ShotConfig};
 use crate::geometry::shapes::{boundary_distance, point_in_polygon};
-use crate::geometry::{fish_disc_overlap, Disc, PlacedFish, Point, Vector};
+use crate::geometry::{
+    fish_disc_overlap, fish_edge_gap, fish_fish_overlap, Disc, PlacedFish, Point, Vector,
+};
 use crate::model::{FrameIdx, ItemId, ItemKind, PlayerIdx, Pose};
 use crate::record::{
     Call, DisturbedItem, Interlude, LostItem, PlacedItem, Shot, Stacking, TrackRow, UnknownItem,
@@ -91,6 +93,9 @@ pub(crate) fn fastest_on_table(
             {
                 m.covered_mm_s = m.covered_mm_s.max((w.moved_mm + tail(&w)) / w.span_s);
             }
+            if stepped(cfg, history, t, window, placed) {
+                m.covered_mm_s = m.covered_mm_s.max(cfg.flick_speed_mm_s);
+            }
         }
         if t.seen {
             // Twice as long for the rest test: the tail's jitter then takes at most
@@ -103,6 +108,76 @@ pub(crate) fn fastest_on_table(
         m.centre_mm_s = m.centre_mm_s.max(v);
     }
     m
+}
+
+/// Whether an item moved farther than a disturbance may, plus the jitter of two
+/// readings, in a move over within the motion window, which its mean speed over the
+/// window hides: every sighting of it in the last `window` frames lies that far from
+/// every sighting in the `window` frames before those (one frame between left for
+/// the move itself), the tail's swing counted. Under sliding friction an item that
+/// slid that far was launched faster than the slowest flick, however soon it stopped
+/// (seed 777's sweep-022: a weak flick turned the mover 4 degrees and pushed the tag
+/// at its tail 3 mm, turning it 5 degrees, all within two frames, and went in as a
+/// disturbance). Every sighting on each side, so that a tag whose angle is read a few
+/// degrees apart from one frame to the next (a tag by the edge, or partly hidden) is
+/// no move; and clear of every hand over those frames, for a hand coming over a tag
+/// misreads it for longer.
+fn stepped(
+    cfg: &ShotConfig,
+    history: &[TrackFrame],
+    now: &TrackedItem,
+    window: FrameIdx,
+    since: FrameIdx,
+) -> bool {
+    let Some(last) = history.last() else {
+        return false;
+    };
+    let reach = match now.kind {
+        ItemKind::Fish => cfg.footprint.reach(),
+        ItemKind::Coin => cfg.coin_radius,
+    };
+    let oldest = last.frame.saturating_sub(2 * window + 1);
+    let oldest = put_back_at(history, now.track, oldest)
+        .unwrap_or(oldest)
+        .max(since);
+    let mut after = Vec::new();
+    let mut before = Vec::new();
+    for tf in history.iter().rev().take_while(|tf| tf.frame >= oldest) {
+        let Some(t) = tf.items.iter().find(|x| x.track == now.track) else {
+            continue;
+        };
+        if tf.occluders.iter().any(|o| o.covers(t.pose.point(), reach)) {
+            return false;
+        }
+        if !(t.seen && t.state.on_table()) {
+            continue;
+        }
+        let over_edge = match t.kind {
+            ItemKind::Fish => fish_edge_gap(&cfg.table, &placed_fish(cfg, &t.pose)) < 0.0,
+            ItemKind::Coin => cfg.table.signed_distance(t.pose.point()) < cfg.coin_radius,
+        };
+        if over_edge {
+            return false;
+        }
+        if tf.frame + window > last.frame {
+            after.push(t.pose);
+        } else if tf.frame + window < last.frame {
+            before.push(t.pose);
+        }
+    }
+    let apart = |a: &Pose, b: &Pose| {
+        let tail = match (a.theta, b.theta) {
+            (Some(x), Some(y)) => wrap_angle(x - y).abs() * cfg.footprint.reach(),
+            _ => 0.0,
+        };
+        dist(a, b) + tail
+    };
+    let far = cfg.disturb_mm + cfg.jitter_mm();
+    after.len() as FrameIdx == window
+        && !before.is_empty()
+        && after
+            .iter()
+            .all(|a| before.iter().all(|b| apart(a, b) > far))
 }
 
 /// How fast an item unseen since its last sighting still slides now, from its speed
@@ -915,9 +990,7 @@ fn struck_by(
         .find(|(_, _, t)| {
             let reach = CONTACT_MM + t.velocity_mm_s.norm() / cfg.fps;
             match (t.pose.theta, &me) {
-                (Some(_), Some(me)) => {
-                    crate::geometry::fish_fish_overlap(me, &placed_fish(cfg, &t.pose), reach)
-                }
+                (Some(_), Some(me)) => fish_fish_overlap(me, &placed_fish(cfg, &t.pose), reach),
                 (Some(_), None) => {
                     let f = placed_fish(cfg, &t.pose);
                     fish_disc_overlap(&f, &disc, reach)
@@ -1071,13 +1144,32 @@ pub(crate) fn judge(
             .map(|(_, _, fid)| *fid)
     };
     let first = starts.first().map(|&(f, is_coin, id)| {
-        // Items set off in the same frame: whose move it is decides.
+        // Items set off in the same frame: whose move it is decides. So do items
+        // that lay against the mover's fish and were read off a frame before it: a
+        // flick pushes what touches the fish as it sets the fish off, and a small
+        // first turn of the fish hides under the angle's jitter for a frame (seed
+        // 777's sweep-022: the tag against the mover's tail read off at frame 292,
+        // the mover at 293, a false R11 1.1).
         let mover = expected_mover.and_then(|p| {
-            starts
+            let &(g, _, t) = starts
                 .iter()
-                .take_while(|(g, _, _)| *g == f)
-                .find(|(_, _, t)| item_of(*t) == Some(ItemId::fish(p)))
-                .map(|(_, _, t)| *t)
+                .find(|(_, _, t)| item_of(*t) == Some(ItemId::fish(p)))?;
+            let touching = |other: TrackId| {
+                let (Some(fp), Some(op)) = (rest_pose.get(&t), rest_pose.get(&other)) else {
+                    return false;
+                };
+                let fish = placed_fish(cfg, fp);
+                match op.theta {
+                    Some(_) => fish_fish_overlap(&fish, &placed_fish(cfg, op), cfg.jitter_mm()),
+                    None => fish_disc_overlap(
+                        &fish,
+                        &Disc::new(op.point(), cfg.coin_radius),
+                        cfg.jitter_mm(),
+                    ),
+                }
+            };
+            let mut sooner = starts.iter().take_while(|(h, _, _)| *h < g);
+            (g == f || (g == f + 1 && sooner.all(|&(_, _, o)| touching(o)))).then_some(t)
         });
         match mover {
             Some(t) => t,

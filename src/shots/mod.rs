@@ -30,7 +30,11 @@
 //!   [`ShotConfig::motion_window`] frames of seen poses (the filter's speed lags a
 //!   gentle push), more than `flick_speed_mm_s` would: by default the
 //!   slowest launch that slides an item farther than a disturbance
-//!   (√(2 · friction · `disturb_mm`)). The flick frame is the last frame before any
+//!   (√(2 · friction · `disturb_mm`)). A move over within the window, which its mean
+//!   speed hides, starts one too: every sighting of the item in the window's last
+//!   frames lies farther than `disturb_mm` and two readings' jitter from every
+//!   sighting in the window before (the tail's swing counted), the item clear of
+//!   every hand and wholly over the table top all that while. The flick frame is the last frame before any
 //!   item left its resting pose (the frame the flick was struck in, as the
 //!   simulator's truth counts it), walked back through the history; an item
 //!   hidden (under the hand) when it started is back-extrapolated with the
@@ -435,7 +439,8 @@ impl ShotCutter {
     }
 
     /// Whose move it is: when items start in the same frame, the camera cannot
-    /// tell which was struck, and that player's fish gets the benefit of the doubt.
+    /// tell which was struck, and that player's fish gets the benefit of the doubt;
+    /// so it does when the items read off before it, a frame sooner, lay against it.
     pub fn expect_mover(&mut self, player: Option<PlayerIdx>) {
         self.expected_mover = player;
     }
