@@ -92,6 +92,10 @@ pub struct TrackerConfig {
     /// For this long after an item fell, the sightings beyond the edge near it are
     /// its own (it is seen dropping to the floor), not another item's.
     pub fallen_owns_s: f64,
+    /// A falling item is seen in most frames of its drop: after going unseen longer
+    /// than this, a sighting beyond the edge is something else. A time, not a count
+    /// of frames (two frames at 30 frames/s are four at 60).
+    pub fall_gap_s: f64,
     /// Margin around occluders, mm.
     pub occluder_margin_mm: f64,
     /// Centre of mass this far beyond the edge means the item fell, mm.
@@ -140,6 +144,7 @@ impl TrackerConfig {
             hole_tolerance_mm: 1.5,
             hole_empty_s: 0.2,
             fallen_owns_s: 0.25,
+            fall_gap_s: 2.0 / 30.0,
             occluder_margin_mm: 5.0,
             off_table_margin_mm: 1.0,
             scenery_after_s: 0.25,
@@ -172,6 +177,7 @@ impl TrackerConfig {
             ("identity_hold_s", self.identity_hold_s),
             ("hole_empty_s", self.hole_empty_s),
             ("fallen_owns_s", self.fallen_owns_s),
+            ("fall_gap_s", self.fall_gap_s),
             ("scenery_after_s", self.scenery_after_s),
             ("scenery_tolerance_mm", self.scenery_tolerance_mm),
             ("frame_instant", self.frame_instant),
@@ -1138,11 +1144,9 @@ impl Tracker {
         let mut moves = Vec::new();
         for &i in &fallen {
             let t = &self.tracks[i];
-            // A falling item is seen in consecutive frames (one may be missed):
-            // after a longer gap a sighting beyond the edge is something else.
             let since = t.last_seen.unwrap_or(t.born).max(t.removed_at.unwrap_or(0));
             let gap = frame.saturating_sub(since);
-            if gap > 2 {
+            if gap > c.frames(c.fall_gap_s) {
                 continue;
             }
             let reach = (c.gate_base_mm + 1.5 * t.fall_vel.norm() * gap as f64 / c.fps)
