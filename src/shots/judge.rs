@@ -53,6 +53,9 @@ pub(crate) fn fastest_on_table(
     let window = cfg.motion_window();
     let reach = cfg.footprint.reach();
     let mut m = Motion::default();
+    // A move over within the window (`step_apart`), and an item that lay still
+    // meanwhile: a witness that the camera did not move.
+    let (mut stepped, mut witness) = (false, false);
     for t in tf.items.iter().filter(|t| t.state.on_table()) {
         if !(t.seen || t.last_seen.is_some_and(|s| tf.frame.saturating_sub(s) <= 2)) {
             // Gone unseen in flight (blurred past recognition, say), it slides on
@@ -93,8 +96,9 @@ pub(crate) fn fastest_on_table(
             {
                 m.covered_mm_s = m.covered_mm_s.max((w.moved_mm + tail(&w)) / w.span_s);
             }
-            if stepped(cfg, history, t, window, placed) {
-                m.covered_mm_s = m.covered_mm_s.max(cfg.flick_speed_mm_s);
+            if let Some(a) = step_apart(cfg, history, t, window, placed) {
+                stepped |= a.whole && a.nearest > cfg.disturb_mm + cfg.jitter_mm();
+                witness |= a.farthest <= cfg.jitter_mm();
             }
         }
         if t.seen {
@@ -107,31 +111,46 @@ pub(crate) fn fastest_on_table(
         m.speed_mm_s = m.speed_mm_s.max(speed);
         m.centre_mm_s = m.centre_mm_s.max(v);
     }
+    if stepped && witness {
+        m.covered_mm_s = m.covered_mm_s.max(cfg.flick_speed_mm_s);
+    }
     m
 }
 
-/// Whether an item moved farther than a disturbance may, plus the jitter of two
-/// readings, in a move over within the motion window, which its mean speed over the
-/// window hides: every sighting of it in the last `window` frames lies that far from
-/// every sighting in the `window` frames before those (one frame between left for
-/// the move itself), the tail's swing counted. Under sliding friction an item that
-/// slid that far was launched faster than the slowest flick, however soon it stopped
-/// (seed 777's sweep-022: a weak flick turned the mover 4 degrees and pushed the tag
-/// at its tail 3 mm, turning it 5 degrees, all within two frames, and went in as a
-/// disturbance). Every sighting on each side, so that a tag whose angle is read a few
-/// degrees apart from one frame to the next (a tag by the edge, or partly hidden) is
-/// no move; and clear of every hand over those frames, for a hand coming over a tag
-/// misreads it for longer.
-fn stepped(
+/// How far an item's sightings in the last `window` frames lie from its sightings
+/// in the `window` frames before those (one frame between left for a move), the
+/// tail's swing counted. `None` when a hand came near it in those frames, or it
+/// was not seen on either side.
+struct StepApart {
+    /// The nearest pair (mm).
+    nearest: f64,
+    /// The farthest pair (mm).
+    farthest: f64,
+    /// Seen in each of the last `window` frames and wholly over the table top in
+    /// every sighting: a tag over the edge shows only in part, and its reading
+    /// jumps as the part beyond is read or not.
+    whole: bool,
+}
+
+/// [`StepApart`] of `now`'s track. A move over within the window, which its mean
+/// speed hides, has every sighting after it farther than a disturbance may move an
+/// item plus two readings' jitter from every sighting before it. Under sliding
+/// friction an item that slid that far was launched faster than the slowest flick,
+/// however soon it stopped (seed 777's sweep-022: a weak flick turned the mover 4
+/// degrees and pushed the tag at its tail 3 mm, turning it 5 degrees, all within
+/// two frames, and went in as a disturbance). Every pair, so that a tag whose angle
+/// is read a few degrees apart from frame to frame (by the edge, or partly hidden)
+/// is no move; clear of hands, for a hand coming over a tag misreads it for longer.
+/// And only while another item lay still (its farthest pair within the jitter): a
+/// knocked camera moves every reading at once.
+fn step_apart(
     cfg: &ShotConfig,
     history: &[TrackFrame],
     now: &TrackedItem,
     window: FrameIdx,
     since: FrameIdx,
-) -> bool {
-    let Some(last) = history.last() else {
-        return false;
-    };
+) -> Option<StepApart> {
+    let last = history.last()?;
     let reach = match now.kind {
         ItemKind::Fish => cfg.footprint.reach(),
         ItemKind::Coin => cfg.coin_radius,
@@ -142,28 +161,29 @@ fn stepped(
         .max(since);
     let mut after = Vec::new();
     let mut before = Vec::new();
+    let mut over_edge = false;
     for tf in history.iter().rev().take_while(|tf| tf.frame >= oldest) {
         let Some(t) = tf.items.iter().find(|x| x.track == now.track) else {
             continue;
         };
         if tf.occluders.iter().any(|o| o.covers(t.pose.point(), reach)) {
-            return false;
+            return None;
         }
         if !(t.seen && t.state.on_table()) {
             continue;
         }
-        let over_edge = match t.kind {
+        over_edge |= match t.kind {
             ItemKind::Fish => fish_edge_gap(&cfg.table, &placed_fish(cfg, &t.pose)) < 0.0,
             ItemKind::Coin => cfg.table.signed_distance(t.pose.point()) < cfg.coin_radius,
         };
-        if over_edge {
-            return false;
-        }
         if tf.frame + window > last.frame {
             after.push(t.pose);
         } else if tf.frame + window < last.frame {
             before.push(t.pose);
         }
+    }
+    if after.is_empty() || before.is_empty() {
+        return None;
     }
     let apart = |a: &Pose, b: &Pose| {
         let tail = match (a.theta, b.theta) {
@@ -172,12 +192,17 @@ fn stepped(
         };
         dist(a, b) + tail
     };
-    let far = cfg.disturb_mm + cfg.jitter_mm();
-    after.len() as FrameIdx == window
-        && !before.is_empty()
-        && after
-            .iter()
-            .all(|a| before.iter().all(|b| apart(a, b) > far))
+    let (nearest, farthest) = after
+        .iter()
+        .flat_map(|a| before.iter().map(move |b| apart(a, b)))
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), d| {
+            (lo.min(d), hi.max(d))
+        });
+    Some(StepApart {
+        nearest,
+        farthest,
+        whole: after.len() as FrameIdx == window && !over_edge,
+    })
 }
 
 /// How fast an item unseen since its last sighting still slides now, from its speed

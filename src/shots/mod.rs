@@ -34,7 +34,8 @@
 //!   speed hides, starts one too: every sighting of the item in the window's last
 //!   frames lies farther than `disturb_mm` and two readings' jitter from every
 //!   sighting in the window before (the tail's swing counted), the item clear of
-//!   every hand and wholly over the table top all that while. The flick frame is the last frame before any
+//!   every hand and wholly over the table top all that while, and another item lay
+//!   still meanwhile (a knocked camera moves every reading at once). The flick frame is the last frame before any
 //!   item left its resting pose (the frame the flick was struck in, as the
 //!   simulator's truth counts it), walked back through the history; an item
 //!   hidden (under the hand) when it started is back-extrapolated with the

@@ -1434,3 +1434,28 @@ fn a_tag_against_the_movers_fish_read_off_a_frame_sooner_set_off_with_it() {
         clear[0]
     );
 }
+
+/// The camera is knocked: over two frames from frame `knocked`, every item comes
+/// to read 6 mm and 4 mm off where it lies (as `analyse` without `--recalibrate`
+/// would read them). No item lay still meanwhile, so nothing moved: no weak flick.
+#[test]
+fn a_camera_knocked_is_no_weak_flick() {
+    for fps in [30.0, 60.0] {
+        let knocked = (1.0 * fps) as FrameIdx;
+        let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.5, 0.2, |_| {
+            Pose::fish(500.0, 300.0, 0.3)
+        });
+        for f in &mut frames[knocked as usize..] {
+            let share = ((f.frame - knocked + 1) as f64 / 2.0).min(1.0);
+            for t in &mut f.items {
+                t.pose = Pose {
+                    x: t.pose.x + 6.0 * share,
+                    y: t.pose.y + 4.0 * share,
+                    ..t.pose
+                };
+            }
+        }
+        let shots = cut(fps, frames);
+        assert!(shots.is_empty(), "{fps} fps: {shots:?}");
+    }
+}
