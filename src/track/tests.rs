@@ -353,35 +353,42 @@ fn a_coin_in_a_hole_that_comes_to_hang_over_the_edge_falls_through_it() {
     }
 }
 
+/// Where player 0's fish slides at time `t` in [`coin_falls_beside_a_riding_one`].
+fn riding_fish_at(t: f64) -> Point {
+    let t = (t - 1.0 / 3.0).max(0.0);
+    advance(Point::new(780.0, 60.0), Vector::new(900.0, 0.0), t, 2000.0).0
+}
+
 /// Player 1's coin, loose at (975, 60), is struck off the far edge and seen
-/// dropping beyond it for several frames, while player 0's fish slides toward
-/// that edge with its coin riding unseen in its hole (a lost track, whose gate
-/// grows while it is unseen). The sightings beyond the edge are the falling
-/// coin's own: the riding coin does not take them and fall instead; it is seen
-/// back in its hole when the fish rests.
+/// dropping beyond it until 0.6 s, but for the times within `unseen`, while player
+/// 0's fish slides toward that edge with its coin riding unseen in its hole (a lost
+/// track, whose gate grows while it is unseen): the shots.
+fn coin_falls_beside_a_riding_one(fps: f64, unseen: (f64, f64)) -> Vec<Shot> {
+    let loose_at = |t: f64| Point::new(975.0 + 600.0 * (t - 1.0 / 3.0).max(0.0), 60.0);
+    let rests = 1.0 / 3.0 + 0.45;
+    let dets: Vec<FrameDetections> = frames(fps, 2.3)
+        .map(|(f, t)| {
+            let p = riding_fish_at(t);
+            let mut coins = Vec::new();
+            if t < 1.0 / 3.0 || t > rests {
+                coins.push(p);
+            }
+            if t < 0.6 && !(unseen.0..unseen.1).contains(&t) {
+                coins.push(loose_at(t));
+            }
+            frame_of(f, 2, &[(0, p, std::f64::consts::PI)], &coins)
+        })
+        .collect();
+    shots_of(fps, 2, &dets)
+}
+
+/// [`coin_falls_beside_a_riding_one`], seen all the way. The sightings beyond the
+/// edge are the falling coin's own: the riding coin does not take them and fall
+/// instead; it is seen back in its hole when the fish rests.
 #[test]
 fn a_fallen_coin_keeps_its_sightings_beyond_the_edge_from_a_coin_riding_nearby() {
     for fps in RATES {
-        let fish_at = |t: f64| {
-            let t = (t - 1.0 / 3.0).max(0.0);
-            advance(Point::new(780.0, 60.0), Vector::new(900.0, 0.0), t, 2000.0).0
-        };
-        let loose_at = |t: f64| Point::new(975.0 + 600.0 * (t - 1.0 / 3.0).max(0.0), 60.0);
-        let rests = 1.0 / 3.0 + 0.45;
-        let dets: Vec<FrameDetections> = frames(fps, 2.3)
-            .map(|(f, t)| {
-                let p = fish_at(t);
-                let mut coins = Vec::new();
-                if t < 1.0 / 3.0 || t > rests {
-                    coins.push(p);
-                }
-                if t < 0.6 {
-                    coins.push(loose_at(t));
-                }
-                frame_of(f, 2, &[(0, p, std::f64::consts::PI)], &coins)
-            })
-            .collect();
-        let shots = shots_of(fps, 2, &dets);
+        let shots = coin_falls_beside_a_riding_one(fps, (0.0, 0.0));
         let lost: Vec<ItemId> = shots[0].lost.iter().map(|l| l.item).collect();
         assert_eq!(lost, vec![ItemId::coin(1)], "{fps} fps: {:#?}", shots[0]);
         let exit = shots[0].lost[0].exit.point();
@@ -393,7 +400,7 @@ fn a_fallen_coin_keeps_its_sightings_beyond_the_edge_from_a_coin_riding_nearby()
         // Had it taken a sighting beyond the edge, it would have fallen there and
         // been put back into its hole at rest: its rows show where it was seen.
         for r in shots[0].tracks.get(&ItemId::coin(0)).into_iter().flatten() {
-            let d = (Point::new(r[1], r[2]) - fish_at(r[0] / fps)).norm();
+            let d = (Point::new(r[1], r[2]) - riding_fish_at(r[0] / fps)).norm();
             assert!(
                 d < 5.0,
                 "{fps} fps: coin:0 seen {d:.0} mm from its hole: {r:?}"
@@ -412,27 +419,7 @@ fn a_fallen_coin_keeps_its_sightings_beyond_the_edge_from_a_coin_riding_nearby()
 #[test]
 fn a_fallen_coin_unseen_a_moment_keeps_its_sightings_beyond_the_edge() {
     for fps in RATES {
-        let fish_at = |t: f64| {
-            let t = (t - 1.0 / 3.0).max(0.0);
-            advance(Point::new(780.0, 60.0), Vector::new(900.0, 0.0), t, 2000.0).0
-        };
-        let loose_at = |t: f64| Point::new(975.0 + 600.0 * (t - 1.0 / 3.0).max(0.0), 60.0);
-        let rests = 1.0 / 3.0 + 0.45;
-        let unseen = (0.4 + 0.5 / fps, 0.45 + 0.5 / fps);
-        let dets: Vec<FrameDetections> = frames(fps, 2.3)
-            .map(|(f, t)| {
-                let p = fish_at(t);
-                let mut coins = Vec::new();
-                if t < 1.0 / 3.0 || t > rests {
-                    coins.push(p);
-                }
-                if t < 0.6 && !(unseen.0..unseen.1).contains(&t) {
-                    coins.push(loose_at(t));
-                }
-                frame_of(f, 2, &[(0, p, std::f64::consts::PI)], &coins)
-            })
-            .collect();
-        let shots = shots_of(fps, 2, &dets);
+        let shots = coin_falls_beside_a_riding_one(fps, (0.4 + 0.5 / fps, 0.45 + 0.5 / fps));
         let lost: Vec<ItemId> = shots[0].lost.iter().map(|l| l.item).collect();
         assert_eq!(lost, vec![ItemId::coin(1)], "{fps} fps: {:#?}", shots[0]);
         assert!(shots[0].end.contains_key(&ItemId::coin(0)), "{fps} fps");
