@@ -1149,8 +1149,18 @@ impl Tracker {
             if gap > c.frames(c.fall_gap_s) {
                 continue;
             }
-            let reach = (c.gate_base_mm + 1.5 * t.fall_vel.norm() * gap as f64 / c.fps)
-                .min(c.lost_gate_max_mm);
+            // One taken off on a prediction was never seen going: its speed and way
+            // are guesses, and its fall may be seen as far off as anything could go
+            // meanwhile (seed 777's sweep-022: a coin struck at rest unseen, its fall
+            // seen 43 mm from the guess, taken by a coin lost 79 mm away).
+            let speed = match t.state {
+                TrackState::Removed(RemovalReason::OffTable {
+                    evidence: ExitEvidence::Extrapolated,
+                    ..
+                }) => c.max_speed_mm_s,
+                _ => 1.5 * t.fall_vel.norm(),
+            };
+            let reach = (c.gate_base_mm + speed * gap as f64 / c.fps).min(c.lost_gate_max_mm);
             let pts: Vec<(usize, Point, f64)> = match t.kind {
                 ItemKind::Fish => dets
                     .fish
