@@ -56,8 +56,9 @@
 //! - Off the table: seen beyond the edge, matched to a floor blob, or last seen
 //!   near the edge and predicted across it → `Removed(OffTable { frame, exit })`.
 //!   For `fallen_owns_s` an item that fell keeps the sightings of it dropping
-//!   beyond the edge (unless it went unseen longer than `fall_gap_s` before one), so
-//!   no lost item's grown gate takes them.
+//!   beyond the edge (unless it went unseen longer than `fall_gap_s` before one; one
+//!   taken off on a prediction as far off as anything could have gone), so no lost
+//!   item's grown gate takes them.
 //!   An item that vanishes elsewhere stays `Lost` where the model puts it; the shot
 //!   judge decides lost vs hidden.
 
