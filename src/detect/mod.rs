@@ -1574,6 +1574,60 @@ mod tests {
         }
     }
 
+    /// A glossy blue tag come to rest under a broad highlight (seed 531046's
+    /// sweep-037: planks of (125, 82, 51), the tag washed to (130, 184, 230), 0.3 to
+    /// 0.45 of its saturation kept over its whole top; here a third). No hand lies on
+    /// the line from neutral to blue (skin is warm), so the tag is the tag, not a hand
+    /// over itself; a skin-coloured hand beside it is still a hand.
+    #[test]
+    fn a_blue_tag_washed_pale_by_a_highlight_is_no_hand() {
+        let items = Items::default_set();
+        let table = Table::rectangle(300.0, 200.0);
+        let grid = TopGrid::covering(&table, 1.0, 20.0);
+        let blue = [31u8, 119, 180];
+        let planks = [125.0, 82.0, 51.0];
+        let coin = [150.0, 100.0, 60.0];
+        // Half white (230): the tag keeps about a third of its saturation.
+        let washed = blue.map(|c| 0.5 * c as f64 + 0.5 * 230.0);
+        let mut det = Detector::new(&items, &[blue], table, DetectorConfig::default());
+        let opening = Pose::fish(80.0, 60.0, 0.2);
+        let tag = blue.map(f64::from);
+        let rgb = one_tag(&grid, &items, opening, tag, coin, planks);
+        let look = |det: &mut Detector, rgb: &[u8]| {
+            det.detect(&TopView {
+                grid,
+                rgb,
+                bgr: false,
+            })
+        };
+        assert_tag_found_at(&look(&mut det, &rgb), opening, 1.0, None);
+        let under_light = Pose::fish(190.0, 120.0, 2.5);
+        let rgb = one_tag(&grid, &items, under_light, washed, coin, planks);
+        let s = look(&mut det, &rgb);
+        assert!(
+            s.occluders.is_empty(),
+            "the washed tag taken for a hand: {:?}",
+            s.occluders
+        );
+        assert_tag_found_at(&s, under_light, 1.5, Some(0.05));
+        let hand = (Point::new(90.0, 140.0), 25.0);
+        let mut rgb = rgb;
+        for v in 0..grid.height {
+            for u in 0..grid.width {
+                if (grid.table_from_px(u as f64, v as f64) - hand.0).norm() < hand.1 {
+                    rgb[3 * (v * grid.width + u)..][..3].copy_from_slice(&[224, 172, 140]);
+                }
+            }
+        }
+        let s = look(&mut det, &rgb);
+        assert!(
+            s.occluders.iter().any(|o| (o.0 - hand.0).norm() < 5.0),
+            "the hand not found: {:?}",
+            s.occluders
+        );
+        assert_tag_found_at(&s, under_light, 1.5, Some(0.05));
+    }
+
     /// A glossy tag on grey cloth, seen at the opening out of the light's reflection
     /// and coming to rest under it (sweep-024): a highlight washes its colour toward
     /// neutral and brightens it. Measured from the cloth's colour, such a pixel read

@@ -34,17 +34,22 @@ const PRINT_MARGIN_MM: f64 = 2.0;
 /// The chroma of white light as the camera shows it: what a highlight adds.
 const NEUTRAL: [f64; 2] = [1.0 / 3.0, 1.0 / 3.0];
 /// A glossy tag under the light's reflection shows its colour plus white: its chroma
-/// moves from the player's toward neutral (the dichromatic model). A pixel keeps at
-/// least this share of its player's saturation to be taken for the tag under a
-/// highlight. Read on the sweep: a red tag under its highlight keeps 0.5 of it
-/// (sweep-037), a green one 0.6 (sweep-013); the flicking hand on the red line keeps
-/// 0.25, skin lying that close to the neutral point.
+/// moves from the player's toward neutral (the dichromatic model). Where skin lies
+/// on that line, a pixel keeps at least this share of its player's saturation to be
+/// taken for the tag under a highlight. Read on the sweep: a red tag under its
+/// highlight keeps 0.5 of it (sweep-037), a green one 0.6 (sweep-013); the flicking
+/// hand on the red line keeps 0.25, skin lying that close to the neutral point.
 const HIGHLIGHT_KEEPS: f64 = 0.4;
 
+/// The chroma of skin under white light (r, g of r + g + b; a light skin tone, RGB
+/// 224, 172, 140). Darker skin lies farther out along the same line from neutral:
+/// skin is warm, between red and yellow, whatever its shade.
+const SKIN: [f64; 2] = [224.0 / 536.0, 172.0 / 536.0];
+
 /// Whether `c` is `player`'s colour washed toward neutral by a highlight: on the
-/// line from neutral to the player's chroma (within `off` of it), keeping at least
-/// [`HIGHLIGHT_KEEPS`] of the player's saturation and no more than all of it. A
-/// player coloured nearly neutral has no such line.
+/// line from neutral to the player's chroma (within `off` of it), keeping enough of
+/// the player's saturation ([`least_kept`]) and no more than all of it. A player
+/// coloured nearly neutral has no such line.
 fn under_highlight(c: [f64; 2], player: [f64; 2], off: f64) -> bool {
     off_highlight_line(c, player, off).is_some()
 }
@@ -52,7 +57,25 @@ fn under_highlight(c: [f64; 2], player: [f64; 2], off: f64) -> bool {
 /// How far `c` lies from `player`'s highlight line when [`under_highlight`] holds.
 pub(super) fn off_highlight_line(c: [f64; 2], player: [f64; 2], off: f64) -> Option<f64> {
     let (along, across) = along_and_across(c, NEUTRAL, player, off)?;
-    ((HIGHLIGHT_KEEPS..=1.0).contains(&along) && across < off).then_some(across)
+    ((least_kept(player, off)..=1.0).contains(&along) && across < off).then_some(across)
+}
+
+/// The least share of `player`'s saturation a pixel on the player's highlight line
+/// keeps to be taken for the tag under a highlight. A hand lies on that line only
+/// when the player's colour is warm like skin (red, orange, yellow): there
+/// [`HIGHLIGHT_KEEPS`] sets the hand apart. On another line (blue, green) nothing
+/// but the tag washes that way, and a pixel need only be told from neutral, `off`
+/// away from it: a light-blue tag under a broad highlight kept 0.3 to 0.45 of its
+/// saturation over its whole top, was taken for a hand over itself and never found
+/// at rest (seed 531046's sweep-037: a false loss, two points).
+fn least_kept(player: [f64; 2], off: f64) -> f64 {
+    let skin_on_line = along_and_across(SKIN, NEUTRAL, player, off)
+        .is_some_and(|(along, across)| along > 0.0 && across < off);
+    if skin_on_line {
+        return HIGHLIGHT_KEEPS;
+    }
+    let saturation = ((player[0] - NEUTRAL[0]).powi(2) + (player[1] - NEUTRAL[1]).powi(2)).sqrt();
+    (off / saturation).min(HIGHLIGHT_KEEPS)
 }
 
 /// Where `c` lies on the chroma line from `from` to `to`: the share of the way along
