@@ -46,22 +46,41 @@ const HIGHLIGHT_KEEPS: f64 = 0.4;
 /// skin is warm, between red and yellow, whatever its shade.
 const SKIN: [f64; 2] = [224.0 / 536.0, 172.0 / 536.0];
 
-/// Whether `c` is `player`'s colour washed toward neutral by a highlight: on the
-/// line from neutral to the player's chroma (within `off` of it), keeping enough of
-/// the player's saturation ([`least_kept`]) and no more than all of it. A player
-/// coloured nearly neutral has no such line.
+/// Whether `c` may be `player`'s colour washed toward neutral by a highlight, for the
+/// occluder search to leave to the tags found (`Detector::reclaim_glare` gives back
+/// every such pixel no tag of that player covers): on the line from neutral to the
+/// player's chroma (within `off` of it), keeping no more than all of the player's
+/// saturation, and, where skin lies on that line, at least [`HIGHLIGHT_KEEPS`] of it.
+/// Where no skin lies on it any share will do: only a tag of that player found there
+/// keeps the pixel from the occluders, and no hand is of that colour. A glossy blue
+/// tag put back by the near edge under a warm light's highlight kept 0.28 of its
+/// saturation, was a "hand" over itself for 300 frames, and was taken for that player's
+/// tag only in its next flight (seed 777's sweep-020: a shot missed, the moves after
+/// it one player out). A player coloured nearly neutral has no such line.
 fn under_highlight(c: [f64; 2], player: [f64; 2], off: f64) -> bool {
-    off_highlight_line(c, player, off).is_some()
+    let Some((along, across)) = along_and_across(c, NEUTRAL, player, off) else {
+        return false;
+    };
+    let least = if skin_on_line(player, off) {
+        HIGHLIGHT_KEEPS
+    } else {
+        0.0
+    };
+    across < off && along > least && along <= 1.0
 }
 
-/// How far `c` lies from `player`'s highlight line when [`under_highlight`] holds.
+/// How far `c` lies from `player`'s highlight line when it is that player's colour
+/// washed by a highlight, keeping at least [`least_kept`] of its saturation: for the
+/// tags' coverage, which counts such a pixel wholly the tag's (a pixel nearer neutral
+/// is told from a grey cloth's glint by nothing but the tag found, which the coverage
+/// is there to find).
 pub(super) fn off_highlight_line(c: [f64; 2], player: [f64; 2], off: f64) -> Option<f64> {
     let (along, across) = along_and_across(c, NEUTRAL, player, off)?;
     ((least_kept(player, off)..=1.0).contains(&along) && across < off).then_some(across)
 }
 
 /// The least share of `player`'s saturation a pixel on the player's highlight line
-/// keeps to be taken for the tag under a highlight. A hand lies on that line only
+/// keeps to be counted the tag's under a highlight. A hand lies on that line only
 /// when the player's colour is warm like skin (red, orange, yellow): there
 /// [`HIGHLIGHT_KEEPS`] sets the hand apart. On another line (blue, green) nothing
 /// but the tag washes that way, and a pixel need only be told from neutral, `off`
@@ -69,13 +88,18 @@ pub(super) fn off_highlight_line(c: [f64; 2], player: [f64; 2], off: f64) -> Opt
 /// saturation over its whole top, was taken for a hand over itself and never found
 /// at rest (seed 531046's sweep-037: a false loss, two points).
 fn least_kept(player: [f64; 2], off: f64) -> f64 {
-    let skin_on_line = along_and_across(SKIN, NEUTRAL, player, off)
-        .is_some_and(|(along, across)| along > 0.0 && across < off);
-    if skin_on_line {
+    if skin_on_line(player, off) {
         return HIGHLIGHT_KEEPS;
     }
     let saturation = ((player[0] - NEUTRAL[0]).powi(2) + (player[1] - NEUTRAL[1]).powi(2)).sqrt();
     (off / saturation).min(HIGHLIGHT_KEEPS)
+}
+
+/// Whether skin lies on the line from neutral to `player`'s chroma (within `off` of
+/// it, on the player's side): a warm player (red, orange, yellow).
+fn skin_on_line(player: [f64; 2], off: f64) -> bool {
+    along_and_across(SKIN, NEUTRAL, player, off)
+        .is_some_and(|(along, across)| along > 0.0 && across < off)
 }
 
 /// Where `c` lies on the chroma line from `from` to `to`: the share of the way along
