@@ -390,6 +390,14 @@ fn coin_falls_beside_a_riding_one(fps: f64, unseen: (f64, f64), turned: Vector) 
     shots_of(fps, 2, &dets)
 }
 
+/// That in the first shot of [`coin_falls_beside_a_riding_one`] only the falling
+/// coin (coin:1) was lost, and the riding coin (coin:0) is on the table at rest.
+fn assert_only_the_falling_coin_lost(shots: &[Shot], fps: f64) {
+    let lost: Vec<ItemId> = shots[0].lost.iter().map(|l| l.item).collect();
+    assert_eq!(lost, vec![ItemId::coin(1)], "{fps} fps: {:#?}", shots[0]);
+    assert!(shots[0].end.contains_key(&ItemId::coin(0)), "{fps} fps");
+}
+
 /// [`coin_falls_beside_a_riding_one`], seen all the way. The sightings beyond the
 /// edge are the falling coin's own: the riding coin does not take them and fall
 /// instead; it is seen back in its hole when the fish rests.
@@ -397,14 +405,12 @@ fn coin_falls_beside_a_riding_one(fps: f64, unseen: (f64, f64), turned: Vector) 
 fn a_fallen_coin_keeps_its_sightings_beyond_the_edge_from_a_coin_riding_nearby() {
     for fps in RATES {
         let shots = coin_falls_beside_a_riding_one(fps, (0.0, 0.0), Vector::zeros());
-        let lost: Vec<ItemId> = shots[0].lost.iter().map(|l| l.item).collect();
-        assert_eq!(lost, vec![ItemId::coin(1)], "{fps} fps: {:#?}", shots[0]);
+        assert_only_the_falling_coin_lost(&shots, fps);
         let exit = shots[0].lost[0].exit.point();
         assert!(
             (exit - Point::new(1000.0, 60.0)).norm() < 3.0,
             "{fps} fps: exit {exit:?}"
         );
-        assert!(shots[0].end.contains_key(&ItemId::coin(0)));
         // Had it taken a sighting beyond the edge, it would have fallen there and
         // been put back into its hole at rest: its rows show where it was seen.
         for r in shots[0].tracks.get(&ItemId::coin(0)).into_iter().flatten() {
@@ -432,9 +438,7 @@ fn a_fallen_coin_unseen_a_moment_keeps_its_sightings_beyond_the_edge() {
             (0.4 + 0.5 / fps, 0.45 + 0.5 / fps),
             Vector::zeros(),
         );
-        let lost: Vec<ItemId> = shots[0].lost.iter().map(|l| l.item).collect();
-        assert_eq!(lost, vec![ItemId::coin(1)], "{fps} fps: {:#?}", shots[0]);
-        assert!(shots[0].end.contains_key(&ItemId::coin(0)), "{fps} fps");
+        assert_only_the_falling_coin_lost(&shots, fps);
     }
 }
 
@@ -448,9 +452,7 @@ fn a_fallen_coin_unseen_a_moment_keeps_its_sightings_beyond_the_edge() {
 fn a_coin_taken_off_on_a_prediction_keeps_its_fall_seen_off_the_predicted_line() {
     for fps in RATES {
         let shots = coin_falls_beside_a_riding_one(fps, (0.36, 0.43), Vector::new(0.0, 45.0));
-        let lost: Vec<ItemId> = shots[0].lost.iter().map(|l| l.item).collect();
-        assert_eq!(lost, vec![ItemId::coin(1)], "{fps} fps: {:#?}", shots[0]);
-        assert!(shots[0].end.contains_key(&ItemId::coin(0)), "{fps} fps");
+        assert_only_the_falling_coin_lost(&shots, fps);
     }
 }
 
