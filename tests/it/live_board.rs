@@ -94,6 +94,14 @@ impl Browser {
 
     /// Calls a DevTools method and returns its result (events in between are skipped).
     fn call(&mut self, method: &str, params: Value) -> Value {
+        match self.try_call(method, &params) {
+            Ok(result) => result,
+            Err(error) => panic!("{method}: {error}"),
+        }
+    }
+
+    /// Calls a DevTools method: its result, or the error the browser answered.
+    fn try_call(&mut self, method: &str, params: &Value) -> Result<Value, Value> {
         self.next_id += 1;
         let id = self.next_id;
         let message = json!({"id": id, "method": method, "params": params}).to_string();
@@ -109,18 +117,32 @@ impl Browser {
                 continue;
             };
             if v["id"] == id {
-                assert!(v.get("error").is_none(), "{method}: {v}");
-                return v["result"].clone();
+                return match v.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(v["result"].clone()),
+                };
             }
         }
     }
 
     /// Evaluates `expression` in the page (awaiting a promise) and returns its value.
+    /// A page still loading has no context to evaluate in for a moment ("Cannot find
+    /// default execution context"): asked again until it has, for up to 10 s.
     fn eval(&mut self, expression: &str) -> Value {
-        let r = self.call(
-            "Runtime.evaluate",
-            json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
-        );
+        let params = json!({"expression": expression, "returnByValue": true, "awaitPromise": true});
+        let began = Instant::now();
+        let r = loop {
+            match self.try_call("Runtime.evaluate", &params) {
+                Ok(r) => break r,
+                Err(error)
+                    if error.to_string().contains("execution context")
+                        && began.elapsed() < Duration::from_secs(10) =>
+                {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(error) => panic!("Runtime.evaluate {expression}: {error}"),
+            }
+        };
         assert!(r.get("exceptionDetails").is_none(), "{expression}: {r}");
         r["result"]["value"].clone()
     }
