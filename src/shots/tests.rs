@@ -1337,6 +1337,28 @@ fn a_tag_misread_under_a_hand_is_no_weak_flick() {
     }
 }
 
+/// A tag about to be flicked is read 4 degrees turned in the two frames before it
+/// moves, both readings the same (the finger on it; the fixed set's match-4p, its
+/// fifth shot's start taken two frames early). A reading apart that stands still in
+/// the next frame is no start: the flick is the frame before the tag runs on.
+#[test]
+fn a_tag_read_turned_and_still_under_the_finger_has_not_set_off() {
+    for fps in [30.0, 60.0] {
+        let struck = (2.0 * fps) as FrameIdx;
+        let slide = move |f: FrameIdx| {
+            let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.3);
+            Pose::fish(500.0 + 1500.0 * t - 1000.0 * t * t, 300.0, 0.3)
+        };
+        let mut frames = stream(fps, (4.0 * fps) as FrameIdx, 0.2, 0.1, slide);
+        let misread = Pose::fish(500.0, 300.0, 0.3 + 4f64.to_radians());
+        for f in &mut frames[struck as usize - 1..=struck as usize] {
+            f.items[0].pose = misread;
+        }
+        let shots = cut(fps, frames);
+        assert_one_shot_struck_at(&shots, struck, fps);
+    }
+}
+
 /// A tag overhanging the near edge, shown only in part, is read 2 mm off and then
 /// 4 mm off and turned 4 degrees, and stays read so (seed 531046's sweep-030: a tag
 /// by the far edge read end for end, its reading 4 mm apart after the match was
