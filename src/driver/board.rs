@@ -170,7 +170,7 @@ struct Context {
 /// browsers reconnect to whatever serves the port next.
 pub struct Board {
     shared: Arc<Mutex<Shared>>,
-    server: Arc<Server>,
+    server: Arc<Accepting>,
     addr: SocketAddr,
     workers: Vec<JoinHandle<()>>,
     asks: Receiver<AmendAsk>,
@@ -184,9 +184,7 @@ impl Board {
         let listener = TcpListener::bind(addr)?;
         time_out_connections(&listener, IDLE, STALLED)?;
         let addr = listener.local_addr()?;
-        let server = Server::from_listener(listener, None)
-            .map(Arc::new)
-            .map_err(std::io::Error::other)?;
+        let server = Arc::new(Accepting::new(listener)?);
         let shared = Arc::new(Mutex::new(Shared::default()));
         let token = format!("{:032x}", rand::random::<u128>());
         let (tx, asks) = channel();
@@ -201,9 +199,9 @@ impl Board {
             .map(|_| {
                 let server = Arc::clone(&server);
                 let context = Arc::clone(&context);
+                // Ends when the board stops.
                 std::thread::spawn(move || {
-                    // Ends when the board unblocks it (stop).
-                    while let Ok(request) = server.recv() {
+                    while let Some(request) = server.recv() {
                         answer(request, &context);
                     }
                 })
@@ -275,14 +273,92 @@ impl Drop for Board {
             // Each stream's thread sees its channel closed and ends its connection.
             s.clients.clear();
         }
-        for _ in &self.workers {
-            self.server.unblock();
-        }
+        self.server.stop(self.workers.len());
         for w in self.workers.drain(..) {
             let _ = w.join();
         }
         // The last reference: tiny_http closes its listener (its accepting thread
         // wakes on a connection of its own and lets the port go).
+    }
+}
+
+/// A tiny_http server on the board's socket, started anew whenever its accepting
+/// thread ends. The socket's read timeout (`time_out_connections`) also bounds how
+/// long an accept waits, and tiny_http stops accepting on the first accept that
+/// fails: a quiet spell of `IDLE` without a new connection ended it, and the port was
+/// closed ("refused to connect" for a page opened later). A copy of the socket is
+/// kept, so the port stays open meanwhile and connections wait in its backlog.
+struct Accepting {
+    listener: TcpListener,
+    server: Mutex<Arc<Server>>,
+    stopping: std::sync::atomic::AtomicBool,
+}
+
+impl Accepting {
+    fn new(listener: TcpListener) -> std::io::Result<Accepting> {
+        let server = Self::start(&listener)?;
+        Ok(Accepting {
+            listener,
+            server: Mutex::new(server),
+            stopping: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    fn start(listener: &TcpListener) -> std::io::Result<Arc<Server>> {
+        Server::from_listener(listener.try_clone()?, None)
+            .map(Arc::new)
+            .map_err(std::io::Error::other)
+    }
+
+    fn current(&self) -> Option<Arc<Server>> {
+        self.server.lock().ok().map(|s| Arc::clone(&s))
+    }
+
+    /// The next request; `None` once the board stops.
+    fn recv(&self) -> Option<Request> {
+        use std::sync::atomic::Ordering::SeqCst;
+        loop {
+            if self.stopping.load(SeqCst) {
+                return None;
+            }
+            let server = self.current()?;
+            match server.recv() {
+                Ok(request) => return Some(request),
+                Err(_) if self.stopping.load(SeqCst) => return None,
+                // Its accepting thread ended (or another worker's restart woke this
+                // one): the first to see it starts another, and wakes the workers
+                // still waiting on the old one.
+                Err(_) => {
+                    let mut slot = self.server.lock().ok()?;
+                    if self.stopping.load(SeqCst) {
+                        return None;
+                    }
+                    if Arc::ptr_eq(&slot, &server) {
+                        match Self::start(&self.listener) {
+                            Ok(fresh) => *slot = fresh,
+                            Err(_) => return None,
+                        }
+                        drop(slot);
+                        for _ in 0..WORKERS {
+                            server.unblock();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Wakes `workers` waiting threads for good. Under the lock a restart takes, so
+    /// that no server is started after it that no one would wake.
+    fn stop(&self, workers: usize) {
+        let Ok(slot) = self.server.lock() else {
+            return;
+        };
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        for _ in 0..workers {
+            slot.unblock();
+        }
     }
 }
 
@@ -538,7 +614,7 @@ fn amend(mut request: Request, context: &Context, local: bool) -> std::io::Resul
 mod tests {
     use super::*;
     use crate::driver::events::Event;
-    use std::io::Read;
+    use std::io::{Read, Write};
     use std::net::TcpStream;
 
     #[test]
@@ -881,6 +957,25 @@ mod tests {
         assert_eq!(count("flick"), 1);
         assert_eq!(count("violation"), 30);
         assert_eq!(count("shot_over"), 300);
+    }
+
+    /// The listener's read timeout (which its connections inherit) makes an accept
+    /// that waits longer than `IDLE` fail, and tiny_http stops accepting on any
+    /// failure: a page opened after the board had seen no new connection for two
+    /// seconds was refused ("127.0.0.1 refused to connect"; the board's browser test
+    /// failed so under load, its browser slower than that to start).
+    #[test]
+    fn a_page_opened_after_a_quiet_spell_is_answered() {
+        let board = Board::serve("127.0.0.1:0".parse().expect("addr")).expect("serve");
+        for _ in 0..2 {
+            std::thread::sleep(IDLE + Duration::from_millis(500));
+            let mut s = TcpStream::connect(board.addr()).expect("the board listens");
+            s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .expect("ask");
+            let mut answer = String::new();
+            let _ = s.read_to_string(&mut answer);
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer:.80}");
+        }
     }
 
     #[test]
