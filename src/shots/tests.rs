@@ -42,6 +42,21 @@ fn seen_at(track: u32, id: ItemId, pose: Pose, v: Vector, f: FrameIdx) -> Tracke
     }
 }
 
+/// A tag lying at (500, 300), 0.3 rad, flicked along x at frame `struck`: `speed`
+/// mm/s, slowed by friction `decel` mm/s² for `for_s` seconds, then still.
+fn flicked_along_x(
+    struck: FrameIdx,
+    fps: f64,
+    speed: f64,
+    decel: f64,
+    for_s: f64,
+) -> impl Fn(FrameIdx) -> Pose {
+    move |f: FrameIdx| {
+        let t = ((f as f64 - struck as f64) / fps).clamp(0.0, for_s);
+        Pose::fish(500.0 + speed * t - decel / 2.0 * t * t, 300.0, 0.3)
+    }
+}
+
 /// One fish (and a coin beside it) as the tracker would report them: `true_pose`
 /// gives the true pose per frame; the seen pose carries jitter of `angle_deg`
 /// and `centre_mm`, and the velocity is the seen centre's change.
@@ -216,10 +231,7 @@ fn a_misread_under_the_hand_before_the_flick_does_not_move_the_flick_frame() {
     for fps in [30.0, 60.0] {
         let struck = (1.0 * fps) as FrameIdx;
         // Slides at 600 mm/s with 1.5 m/s² of friction.
-        let slide = move |f: FrameIdx| {
-            let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.4);
-            Pose::fish(500.0 + 600.0 * t - 750.0 * t * t, 300.0, 0.3)
-        };
+        let slide = flicked_along_x(struck, fps, 600.0, 1500.0, 0.4);
         let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.3, 0.2, slide);
         let misread = struck - (0.2 * fps) as FrameIdx;
         for f in &mut frames[misread as usize..=struck as usize] {
@@ -1312,10 +1324,7 @@ fn a_weak_flick_over_within_a_few_frames_makes_a_shot() {
 fn a_tag_misread_under_a_hand_is_no_weak_flick() {
     for fps in [30.0, 60.0] {
         let struck = (2.0 * fps) as FrameIdx;
-        let slide = move |f: FrameIdx| {
-            let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.3);
-            Pose::fish(500.0 + 600.0 * t - 1000.0 * t * t, 300.0, 0.3)
-        };
+        let slide = flicked_along_x(struck, fps, 600.0, 2000.0, 0.3);
         let mut frames = stream(fps, (4.0 * fps) as FrameIdx, 0.5, 0.2, slide);
         let hand_from = struck - 20;
         for f in &mut frames[hand_from as usize..struck as usize] {
@@ -1345,10 +1354,7 @@ fn a_tag_misread_under_a_hand_is_no_weak_flick() {
 fn a_tag_read_turned_and_still_under_the_finger_has_not_set_off() {
     for fps in [30.0, 60.0] {
         let struck = (2.0 * fps) as FrameIdx;
-        let slide = move |f: FrameIdx| {
-            let t = ((f as f64 - struck as f64) / fps).clamp(0.0, 0.3);
-            Pose::fish(500.0 + 1500.0 * t - 1000.0 * t * t, 300.0, 0.3)
-        };
+        let slide = flicked_along_x(struck, fps, 1500.0, 2000.0, 0.3);
         let mut frames = stream(fps, (4.0 * fps) as FrameIdx, 0.2, 0.1, slide);
         let misread = Pose::fish(500.0, 300.0, 0.3 + 4f64.to_radians());
         for f in &mut frames[struck as usize - 1..=struck as usize] {
