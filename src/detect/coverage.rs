@@ -4,7 +4,7 @@
 //! colours the scenery beyond the table's edge shows of itself.
 
 use super::look::{dist2, DARKEST_COLOURED};
-use super::occluder::off_highlight_line;
+use super::occluder::HighlightLine;
 use super::raster::{grow_bits, label_blobs};
 use super::{Detector, TopGrid};
 
@@ -156,6 +156,11 @@ impl Detector {
             .map(|&(_, len2, _)| 0.04 * len2)
             .fold(f64::INFINITY, f64::min);
         let off = self.config.chroma_off_line as f32;
+        let lines: Vec<HighlightLine> = self
+            .players
+            .iter()
+            .map(|p| HighlightLine::new(*p, off as f64))
+            .collect();
         // Each player's tag brightness (none for a player whose tag's brightness is
         // unknown), and the least brightness any highlight must exceed.
         let table_grey = self.table_look.grey;
@@ -231,9 +236,7 @@ impl Detector {
                         let blend = a * tag + (1.0 - a) * table_grey;
                         (self.grey[i] as f64 > GLARE_BRIGHTER * tag.max(blend)).then_some((k, tag))
                     })
-                    .filter_map(|(k, tag)| {
-                        off_highlight_line(c64, self.players[k], off as f64).map(|x| (k, tag, x))
-                    })
+                    .filter_map(|(k, tag)| lines[k].counts(c64, off as f64).map(|x| (k, tag, x)))
                     .min_by(|a, b| a.2.total_cmp(&b.2));
                 if let Some((k, tag, _)) = lit {
                     if self.grey[i] as f64 > GLARE_BRIGHTER * tag.max(table_grey) {

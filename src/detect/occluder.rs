@@ -46,53 +46,67 @@ const HIGHLIGHT_KEEPS: f64 = 0.4;
 /// skin is warm, between red and yellow, whatever its shade.
 const SKIN: [f64; 2] = [224.0 / 536.0, 172.0 / 536.0];
 
-/// Whether `c` may be `player`'s colour washed toward neutral by a highlight, for the
-/// occluder search to leave to the tags found (`Detector::reclaim_glare` gives back
-/// every such pixel no tag of that player covers): on the line from neutral to the
-/// player's chroma (within `off` of it), keeping no more than all of the player's
-/// saturation, and, where skin lies on that line, at least [`HIGHLIGHT_KEEPS`] of it.
-/// Where no skin lies on it any share will do: only a tag of that player found there
-/// keeps the pixel from the occluders, and no hand is of that colour. A glossy blue
-/// tag put back by the near edge under a warm light's highlight kept 0.28 of its
-/// saturation, was a "hand" over itself for 300 frames, and was taken for that player's
-/// tag only in its next flight (seed 777's sweep-020: a shot missed, the moves after
-/// it one player out). A player coloured nearly neutral has no such line.
-fn under_highlight(c: [f64; 2], player: [f64; 2], off: f64) -> bool {
-    let Some((along, across)) = along_and_across(c, NEUTRAL, player, off) else {
-        return false;
-    };
-    let least = if skin_on_line(player, off) {
-        HIGHLIGHT_KEEPS
-    } else {
-        0.0
-    };
-    across < off && along > least && along <= 1.0
+/// A player's highlight line (from neutral to the player's chroma) and how much of
+/// the player's saturation a pixel on it must keep, worked out once per look, not
+/// per pixel.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct HighlightLine {
+    player: [f64; 2],
+    /// The least share for the occluder search to defer a pixel ([`Self::defers`]).
+    deferred: f64,
+    /// The least share for the tags' coverage to count a pixel ([`Self::counts`]).
+    counted: f64,
 }
 
-/// How far `c` lies from `player`'s highlight line when it is that player's colour
-/// washed by a highlight, keeping at least [`least_kept`] of its saturation: for the
-/// tags' coverage, which counts such a pixel wholly the tag's (a pixel nearer neutral
-/// is told from a grey cloth's glint by nothing but the tag found, which the coverage
-/// is there to find).
-pub(super) fn off_highlight_line(c: [f64; 2], player: [f64; 2], off: f64) -> Option<f64> {
-    let (along, across) = along_and_across(c, NEUTRAL, player, off)?;
-    ((least_kept(player, off)..=1.0).contains(&along) && across < off).then_some(across)
-}
-
-/// The least share of `player`'s saturation a pixel on the player's highlight line
-/// keeps to be counted the tag's under a highlight. A hand lies on that line only
-/// when the player's colour is warm like skin (red, orange, yellow): there
-/// [`HIGHLIGHT_KEEPS`] sets the hand apart. On another line (blue, green) nothing
-/// but the tag washes that way, and a pixel need only be told from neutral, `off`
-/// away from it: a light-blue tag under a broad highlight kept 0.3 to 0.45 of its
-/// saturation over its whole top, was taken for a hand over itself and never found
-/// at rest (seed 531046's sweep-037: a false loss, two points).
-fn least_kept(player: [f64; 2], off: f64) -> f64 {
-    if skin_on_line(player, off) {
-        return HIGHLIGHT_KEEPS;
+impl HighlightLine {
+    /// Where skin lies on the line (a warm player: red, orange, yellow), a pixel keeps
+    /// at least [`HIGHLIGHT_KEEPS`] of the saturation either way: that sets the hand
+    /// apart. On another line (blue, green) nothing but the tag washes that way. The
+    /// occluder search then defers any share, and the coverage counts a pixel told
+    /// from neutral, `off` away from it: a light-blue tag under a broad highlight
+    /// kept 0.3 to 0.45 of its saturation over its whole top, was taken for a hand
+    /// over itself and never found at rest (seed 531046's sweep-037: a false loss,
+    /// two points).
+    pub(super) fn new(player: [f64; 2], off: f64) -> HighlightLine {
+        let (deferred, counted) = if skin_on_line(player, off) {
+            (HIGHLIGHT_KEEPS, HIGHLIGHT_KEEPS)
+        } else {
+            let saturation =
+                ((player[0] - NEUTRAL[0]).powi(2) + (player[1] - NEUTRAL[1]).powi(2)).sqrt();
+            (0.0, (off / saturation).min(HIGHLIGHT_KEEPS))
+        };
+        HighlightLine {
+            player,
+            deferred,
+            counted,
+        }
     }
-    let saturation = ((player[0] - NEUTRAL[0]).powi(2) + (player[1] - NEUTRAL[1]).powi(2)).sqrt();
-    (off / saturation).min(HIGHLIGHT_KEEPS)
+
+    /// Whether `c` may be the player's colour washed toward neutral by a highlight,
+    /// for the occluder search to leave to the tags found (`Detector::reclaim_glare`
+    /// gives back every such pixel no tag of that player covers): on the line (within
+    /// `off` of it), keeping no more than all of the player's saturation and more
+    /// than the deferred share. Where no skin lies on the line any share will do:
+    /// only a tag of that player found there keeps the pixel from the occluders, and
+    /// no hand is of that colour. A glossy blue tag put back by the near edge under a
+    /// warm light's highlight kept 0.28 of its saturation, was a "hand" over itself
+    /// for 300 frames, and was taken for that player's tag only in its next flight
+    /// (seed 777's sweep-020: a shot missed, the moves after it one player out). A
+    /// player coloured nearly neutral has no such line.
+    fn defers(&self, c: [f64; 2], off: f64) -> bool {
+        along_and_across(c, NEUTRAL, self.player, off)
+            .is_some_and(|(along, across)| across < off && along > self.deferred && along <= 1.0)
+    }
+
+    /// How far `c` lies from the line when it is the player's colour washed by a
+    /// highlight, keeping at least the counted share: for the tags' coverage, which
+    /// counts such a pixel wholly the tag's (a pixel nearer neutral is told from a
+    /// grey cloth's glint by nothing but the tag found, which the coverage is there
+    /// to find).
+    pub(super) fn counts(&self, c: [f64; 2], off: f64) -> Option<f64> {
+        let (along, across) = along_and_across(c, NEUTRAL, self.player, off)?;
+        ((self.counted..=1.0).contains(&along) && across < off).then_some(across)
+    }
 }
 
 /// Whether skin lies on the line from neutral to `player`'s chroma (within `off` of
@@ -160,6 +174,11 @@ impl Detector {
         // mostly hand would not show.
         let grey_median = self.table_look.grey as f32;
         let off = self.config.chroma_off_line;
+        let lines: Vec<HighlightLine> = self
+            .players
+            .iter()
+            .map(|p| HighlightLine::new(*p, off))
+            .collect();
         for i in 0..n {
             if !self.on_table[i] {
                 // Beyond the edge (the floor, the table's side) only what changed since
@@ -187,11 +206,7 @@ impl Detector {
                     .any(|p| dist2(c64, *p) < 4.0 * off * off || fuller_than(c64, table, *p, off))
             {
                 0.0
-            } else if let Some(player) = self
-                .players
-                .iter()
-                .position(|p| settled && under_highlight(c64, *p, off))
-            {
+            } else if let Some(player) = lines.iter().position(|l| settled && l.defers(c64, off)) {
                 // A tag's colour under a highlight, or a hand of that hue: the tags
                 // found decide (`Detector::reclaim_glare`). Not in a quick look
                 // (things moving): a moving tag's smear over a table near neutral
@@ -368,7 +383,7 @@ impl Detector {
     }
 
     /// Gives the occluder search back the pixels it excused as a tag under a
-    /// highlight ([`under_highlight`]) that no tag of that player found this frame
+    /// highlight ([`HighlightLine::defers`]) that no tag of that player found this frame
     /// covers: by colour alone a glossy tag under the light's reflection and a hand
     /// of its hue (skin lies on the line from neutral to a yellow or orange tag)
     /// cannot be told apart, the tag's outline can. Renews the occluders when any
