@@ -735,8 +735,52 @@ pub(super) fn turn_back_end_for_end(cfg: &ShotConfig, history: &mut [TrackFrame]
                 }
             }
         }
+        // A longer run through which the tag spins: its turn a frame changes over the
+        // run, and neither side's tells the angle at its far end (seed 531046's
+        // sweep-032: a tag spinning half a radian a frame read end for end for seven
+        // frames, the hole 45 mm off, nearer another tag). Followed from the
+        // sightings before it, frame by frame, each of the run's sightings turned back
+        // lies within a quarter turn of the last and nearer to it than as read, and
+        // the last lies within a quarter turn of the sightings after it.
+        let longest = (cfg.frames(END_FOR_END_SPIN_S) as usize).min(seen.len());
+        for run in END_FOR_END_RUN + 1..=longest {
+            for start in 2..seen.len().saturating_sub(run + 1) {
+                let window = &seen[start - 2..start + run + 2];
+                if window.windows(2).any(|w| w[1].2 != w[0].2 + 1) {
+                    continue;
+                }
+                let angle = |r: (usize, usize, FrameIdx)| history[r.0].items[r.1].pose.angle();
+                let (b0, b1) = (angle(window[0]), angle(window[1]));
+                let (a0, a1) = (angle(window[run + 2]), angle(window[run + 3]));
+                if wrap_angle(b1 - b0).abs() >= quarter || wrap_angle(a1 - a0).abs() >= quarter {
+                    continue;
+                }
+                let run_rows = &window[2..2 + run];
+                let mut along = Some(b1);
+                for &r in run_rows {
+                    along = along.and_then(|last| {
+                        let read = wrap_angle(angle(r) - last);
+                        let back = wrap_angle(angle(r) + std::f64::consts::PI - last);
+                        (back.abs() < quarter && back.abs() < read.abs()).then_some(last + back)
+                    });
+                }
+                if !along.is_some_and(|last| wrap_angle(a0 - last).abs() < quarter) {
+                    continue;
+                }
+                for &r in run_rows {
+                    let p = history[r.0].items[r.1].pose;
+                    let at = p.point() + 2.0 * (Rotation2::new(p.angle()) * centroid);
+                    history[r.0].items[r.1].pose =
+                        Pose::fish(at.x, at.y, wrap_angle(p.angle() + std::f64::consts::PI));
+                }
+            }
+        }
     }
 }
+
+/// The longest run of a spinning tag's sightings read end for end that
+/// [`turn_back_end_for_end`] turns back: its flight.
+const END_FOR_END_SPIN_S: f64 = 1.0;
 
 /// The longest run of sightings read end for end that [`turn_back_end_for_end`]
 /// turns back: the blur of one flight (the sweeps' runs are of 1 to 5).

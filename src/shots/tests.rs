@@ -1348,6 +1348,54 @@ fn a_tag_read_end_for_end_in_flight_is_turned_back() {
     }
 }
 
+/// A tag struck at frame 30 slides off at 1500 mm/s spinning 0.6 rad a frame, both
+/// slowing to rest; seven sightings in a row, 33 to 39, are read end for end (seed
+/// 531046's sweep-032 at frames 268–274: the hole 45 mm off, nearer another tag,
+/// counted as switches). Over those seven frames the tag turns by more than a
+/// half turn and its spin slows, so neither side's turn a frame tells the run's
+/// far end: the run is followed frame by frame. The shot's rows have them turned
+/// back.
+#[test]
+fn a_spinning_tag_read_end_for_end_for_seven_frames_is_turned_back() {
+    for fps in [30.0, 60.0] {
+        let cfg = ShotConfig::new(fps, Table::rectangle(1000.0, 700.0), &Items::default_set());
+        let centroid = cfg.footprint.centroid().coords;
+        let (slide_s, spin_s) = (1500.0 / 2000.0, 0.5);
+        let spin = 0.6 * 30.0;
+        let true_pose = move |f: FrameIdx| {
+            let t = ((f as f64 - 30.0) / fps).max(0.0);
+            let (ts, tw) = (t.min(slide_s), t.min(spin_s));
+            let along = 1500.0 * ts - 1000.0 * ts * ts;
+            let turned = spin * (tw - tw * tw / (2.0 * spin_s));
+            Pose::fish(200.0 + along, 300.0, 0.2 + turned)
+        };
+        let misread = 33..40;
+        let mut frames = stream(fps, (3.0 * fps) as FrameIdx, 0.0, 0.0, true_pose);
+        for tf in &mut frames {
+            if misread.contains(&tf.frame) {
+                let p = tf.items[0].pose;
+                let hole = p.point() + 2.0 * (nalgebra::Rotation2::new(p.angle()) * centroid);
+                tf.items[0].pose = Pose::fish(hole.x, hole.y, p.angle() + std::f64::consts::PI);
+            }
+        }
+        let shots = cut(fps, frames);
+        assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
+        let rows = &shots[0].tracks[&ItemId::fish(0)];
+        for f in misread.clone() {
+            let row = rows
+                .iter()
+                .find(|r| r[0] as FrameIdx == f)
+                .expect("a row at each misread frame");
+            let truth = true_pose(f);
+            let off = (Point::new(row[1], row[2]) - truth.point()).norm();
+            assert!(
+                off < 1.0,
+                "{fps} fps, frame {f}: row {row:?}, truth {truth:?}"
+            );
+        }
+    }
+}
+
 /// That `shots` is one shot, its flick within a frame of `struck`.
 fn assert_one_shot_struck_at(shots: &[Shot], struck: FrameIdx, fps: f64) {
     assert_eq!(shots.len(), 1, "{fps} fps: {shots:?}");
