@@ -685,10 +685,15 @@ pub(super) fn turn_back_end_for_end(cfg: &ShotConfig, history: &mut [TrackFrame]
                     .map(|k| (h, k, tf.frame))
             })
             .collect();
-        for run in 1..=END_FOR_END_RUN {
-            let angle = |history: &[TrackFrame], (h, k, _): (usize, usize, FrameIdx)| {
-                history[h].items[k].pose.angle()
-            };
+        let angle = |history: &[TrackFrame], (h, k, _): (usize, usize, FrameIdx)| {
+            history[h].items[k].pose.angle()
+        };
+        // Runs of up to END_FOR_END_RUN, then the longer ones of a spinning tag (the
+        // shorter first: a run turned back is no longer read end for end).
+        let longest = (cfg.frames(END_FOR_END_SPIN_S) as usize)
+            .min(seen.len())
+            .max(END_FOR_END_RUN);
+        for run in 1..=longest {
             for start in 2..seen.len().saturating_sub(run + 1) {
                 let window = &seen[start - 2..start + run + 2];
                 if window.windows(2).any(|w| w[1].2 != w[0].2 + 1) {
@@ -703,68 +708,45 @@ pub(super) fn turn_back_end_for_end(cfg: &ShotConfig, history: &mut [TrackFrame]
                 if wb.abs() >= quarter || wa.abs() >= quarter {
                     continue;
                 }
-                // The angle each side gives the run's i-th sighting, where they agree.
-                let expected = |i: usize| {
-                    let from_before = b1 + wb * (i + 1) as f64;
-                    let from_after = a0 - wa * (run - i) as f64;
-                    let gap = wrap_angle(from_after - from_before);
-                    (gap.abs() < quarter).then_some(from_before + gap / 2.0)
-                };
-                let turned = |history: &[TrackFrame], r: (usize, usize, FrameIdx)| {
-                    let p = history[r.0].items[r.1].pose;
-                    p.point() + 2.0 * (Rotation2::new(p.angle()) * centroid)
-                };
                 let run_rows = &window[2..2 + run];
-                // Read end for end together, the run's sightings still turn from one
-                // to the next as the tag does.
-                let steady = run_rows.windows(2).all(|w| {
-                    wrap_angle(angle(history, w[1]) - angle(history, w[0])).abs() < quarter
-                });
-                let misread = steady
-                    && run_rows.iter().enumerate().all(|(i, &r)| {
-                        expected(i).is_some_and(|e| wrap_angle(angle(history, r) - e).abs() > far)
+                let misread = if run <= END_FOR_END_RUN {
+                    // The angle each side gives the run's i-th sighting, where they agree.
+                    let expected = |i: usize| {
+                        let from_before = b1 + wb * (i + 1) as f64;
+                        let from_after = a0 - wa * (run - i) as f64;
+                        let gap = wrap_angle(from_after - from_before);
+                        (gap.abs() < quarter).then_some(from_before + gap / 2.0)
+                    };
+                    // Read end for end together, the run's sightings still turn from
+                    // one to the next as the tag does.
+                    let steady = run_rows.windows(2).all(|w| {
+                        wrap_angle(angle(history, w[1]) - angle(history, w[0])).abs() < quarter
                     });
+                    steady
+                        && run_rows.iter().enumerate().all(|(i, &r)| {
+                            expected(i)
+                                .is_some_and(|e| wrap_angle(angle(history, r) - e).abs() > far)
+                        })
+                } else {
+                    // A longer run through which the tag spins: its turn a frame
+                    // changes over the run, and neither side's tells the angle at its
+                    // far end (seed 531046's sweep-032: a tag spinning half a radian a
+                    // frame read end for end for seven frames, the hole 45 mm off,
+                    // nearer another tag). Followed from the sightings before it, frame
+                    // by frame, each of the run's sightings turned back lies within a
+                    // quarter turn of the last and nearer to it than as read, and the
+                    // last lies within a quarter turn of the sightings after it.
+                    let mut along = Some(b1);
+                    for &r in run_rows {
+                        along = along.and_then(|last| {
+                            let read = wrap_angle(angle(history, r) - last);
+                            let back = wrap_angle(angle(history, r) + std::f64::consts::PI - last);
+                            (back.abs() < quarter && back.abs() < read.abs()).then_some(last + back)
+                        });
+                    }
+                    along.is_some_and(|last| wrap_angle(a0 - last).abs() < quarter)
+                };
                 if !misread {
-                    continue;
-                }
-                for &r in run_rows {
-                    let at = turned(history, r);
-                    let th = history[r.0].items[r.1].pose.angle();
-                    history[r.0].items[r.1].pose =
-                        Pose::fish(at.x, at.y, wrap_angle(th + std::f64::consts::PI));
-                }
-            }
-        }
-        // A longer run through which the tag spins: its turn a frame changes over the
-        // run, and neither side's tells the angle at its far end (seed 531046's
-        // sweep-032: a tag spinning half a radian a frame read end for end for seven
-        // frames, the hole 45 mm off, nearer another tag). Followed from the
-        // sightings before it, frame by frame, each of the run's sightings turned back
-        // lies within a quarter turn of the last and nearer to it than as read, and
-        // the last lies within a quarter turn of the sightings after it.
-        let longest = (cfg.frames(END_FOR_END_SPIN_S) as usize).min(seen.len());
-        for run in END_FOR_END_RUN + 1..=longest {
-            for start in 2..seen.len().saturating_sub(run + 1) {
-                let window = &seen[start - 2..start + run + 2];
-                if window.windows(2).any(|w| w[1].2 != w[0].2 + 1) {
-                    continue;
-                }
-                let angle = |r: (usize, usize, FrameIdx)| history[r.0].items[r.1].pose.angle();
-                let (b0, b1) = (angle(window[0]), angle(window[1]));
-                let (a0, a1) = (angle(window[run + 2]), angle(window[run + 3]));
-                if wrap_angle(b1 - b0).abs() >= quarter || wrap_angle(a1 - a0).abs() >= quarter {
-                    continue;
-                }
-                let run_rows = &window[2..2 + run];
-                let mut along = Some(b1);
-                for &r in run_rows {
-                    along = along.and_then(|last| {
-                        let read = wrap_angle(angle(r) - last);
-                        let back = wrap_angle(angle(r) + std::f64::consts::PI - last);
-                        (back.abs() < quarter && back.abs() < read.abs()).then_some(last + back)
-                    });
-                }
-                if !along.is_some_and(|last| wrap_angle(a0 - last).abs() < quarter) {
                     continue;
                 }
                 for &r in run_rows {
