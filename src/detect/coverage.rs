@@ -236,7 +236,7 @@ impl Detector {
                         let blend = a * tag + (1.0 - a) * table_grey;
                         (self.grey[i] as f64 > GLARE_BRIGHTER * tag.max(blend)).then_some((k, tag))
                     })
-                    .filter_map(|(k, tag)| lines[k].counts(c64, off as f64).map(|x| (k, tag, x)))
+                    .filter_map(|(k, tag)| lines[k].counts(c64).map(|x| (k, tag, x)))
                     .min_by(|a, b| a.2.total_cmp(&b.2));
                 if let Some((k, tag, _)) = lit {
                     if self.grey[i] as f64 > GLARE_BRIGHTER * tag.max(table_grey) {

@@ -52,6 +52,8 @@ const SKIN: [f64; 2] = [224.0 / 536.0, 172.0 / 536.0];
 #[derive(Clone, Copy, Debug)]
 pub(super) struct HighlightLine {
     player: [f64; 2],
+    /// How far (chroma) a pixel may lie off the line.
+    off: f64,
     /// The least share for the occluder search to defer a pixel ([`Self::defers`]).
     deferred: f64,
     /// The least share for the tags' coverage to count a pixel ([`Self::counts`]).
@@ -77,6 +79,7 @@ impl HighlightLine {
         };
         HighlightLine {
             player,
+            off,
             deferred,
             counted,
         }
@@ -93,9 +96,10 @@ impl HighlightLine {
     /// for 300 frames, and was taken for that player's tag only in its next flight
     /// (seed 777's sweep-020: a shot missed, the moves after it one player out). A
     /// player coloured nearly neutral has no such line.
-    fn defers(&self, c: [f64; 2], off: f64) -> bool {
-        along_and_across(c, NEUTRAL, self.player, off)
-            .is_some_and(|(along, across)| across < off && along > self.deferred && along <= 1.0)
+    fn defers(&self, c: [f64; 2]) -> bool {
+        along_and_across(c, NEUTRAL, self.player, self.off).is_some_and(|(along, across)| {
+            across < self.off && along > self.deferred && along <= 1.0
+        })
     }
 
     /// How far `c` lies from the line when it is the player's colour washed by a
@@ -103,9 +107,9 @@ impl HighlightLine {
     /// counts such a pixel wholly the tag's (a pixel nearer neutral is told from a
     /// grey cloth's glint by nothing but the tag found, which the coverage is there
     /// to find).
-    pub(super) fn counts(&self, c: [f64; 2], off: f64) -> Option<f64> {
-        let (along, across) = along_and_across(c, NEUTRAL, self.player, off)?;
-        ((self.counted..=1.0).contains(&along) && across < off).then_some(across)
+    pub(super) fn counts(&self, c: [f64; 2]) -> Option<f64> {
+        let (along, across) = along_and_across(c, NEUTRAL, self.player, self.off)?;
+        ((self.counted..=1.0).contains(&along) && across < self.off).then_some(across)
     }
 }
 
@@ -206,7 +210,7 @@ impl Detector {
                     .any(|p| dist2(c64, *p) < 4.0 * off * off || fuller_than(c64, table, *p, off))
             {
                 0.0
-            } else if let Some(player) = lines.iter().position(|l| settled && l.defers(c64, off)) {
+            } else if let Some(player) = lines.iter().position(|l| settled && l.defers(c64)) {
                 // A tag's colour under a highlight, or a hand of that hue: the tags
                 // found decide (`Detector::reclaim_glare`). Not in a quick look
                 // (things moving): a moving tag's smear over a table near neutral
