@@ -273,7 +273,7 @@ impl Drop for Board {
             // Each stream's thread sees its channel closed and ends its connection.
             s.clients.clear();
         }
-        self.server.stop(self.workers.len());
+        self.server.stop();
         for w in self.workers.drain(..) {
             let _ = w.join();
         }
@@ -348,15 +348,15 @@ impl Accepting {
         }
     }
 
-    /// Wakes `workers` waiting threads for good. Under the lock a restart takes, so
-    /// that no server is started after it that no one would wake.
-    fn stop(&self, workers: usize) {
+    /// Wakes the [`WORKERS`] waiting threads for good. Under the lock a restart
+    /// takes, so that no server is started after it that no one would wake.
+    fn stop(&self) {
         let Ok(slot) = self.server.lock() else {
             return;
         };
         self.stopping
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        for _ in 0..workers {
+        for _ in 0..WORKERS {
             slot.unblock();
         }
     }
